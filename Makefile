@@ -1,0 +1,34 @@
+# graphfreeze: `make demo` sets up and freezes a sample model; `make test` sets up and tests.
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEMO   := models/out/iris
+
+.PHONY: venv demo test lint bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+$(DEMO)/checkpoint: models/iris_dnn.py | $(STAMP)
+	$(BIN)/python models/iris_dnn.py --out $(DEMO)
+
+demo: $(STAMP) $(DEMO)/checkpoint
+	$(BIN)/freeze --ckpt $(DEMO)/model.ckpt-200 --outputs probs --force
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check converters cli tests models bench
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_freeze.py --markdown bench/results.md
+
+clean:
+	rm -rf $(VENV) models/out bench/.cache .pytest_cache

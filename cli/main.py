@@ -1,0 +1,181 @@
+"""`freeze`: the command line. Thin: parse, call graphfreeze, print. No TensorFlow import here."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+from graphfreeze import __version__
+from graphfreeze.errors import GraphFreezeError
+
+if "--debug" not in sys.argv:  # before TensorFlow is ever imported: keep its C++ logs quiet
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+EXIT_CODES = """Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input model or name,
+4 output exists or unwritable, 5 verification mismatch, 6 target/plugin configuration."""
+
+
+class DefaultToConvert(click.Group):
+    """`freeze --ckpt ...` runs `convert`; `freeze targets` runs a subcommand."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("--version",) and \
+                not (args[0] in ("--help", "-h") and len(args) == 1):
+            args = ["convert", *args]
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx, formatter):
+        convert_cmd = self.commands["convert"]
+        with click.Context(convert_cmd, info_name=ctx.info_name, parent=None) as sub:
+            convert_cmd.format_usage(sub, formatter)
+            convert_cmd.format_help_text(sub, formatter)
+            convert_cmd.format_options(sub, formatter)
+        self.format_commands(ctx, formatter)
+        formatter.write_paragraph()
+        formatter.write_text(EXIT_CODES)
+
+
+@click.group(cls=DefaultToConvert, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="graphfreeze")
+def main() -> None:
+    """Freeze TensorFlow models into clean, verified, device-ready artifacts."""
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
+@main.command("convert")
+@click.option("--ckpt", "ckpt", metavar="PREFIX|MODEL_DIR", required=True,
+              help="Checkpoint prefix (model.ckpt-200) or an Estimator-style model_dir.")
+@click.option("--meta", metavar="PATH", help="Meta graph file (default: PREFIX.meta).")
+@click.option("--step", type=int, metavar="N", help="Checkpoint step to use from a model_dir.")
+@click.option("--outputs", "outputs", multiple=True, metavar="NAMES",
+              help="Output node or tensor names, comma-separated (probs or probs:0).")
+@click.option("--inputs", "inputs", multiple=True, metavar="NAMES",
+              help="Input names (default: the placeholders the outputs need).")
+@click.option("--target", "targets", multiple=True, metavar="NAMES",
+              help="Target(s), comma-separated or repeated (default: android). See `freeze targets`.")
+@click.option("-o", "--output", metavar="PATH",
+              help="Output file (one target) or DIR/ (default: beside the checkpoint).")
+@click.option("--force", is_flag=True, help="Overwrite existing outputs.")
+@click.option("--no-verify", is_flag=True, help="Skip comparing against the original model.")
+@click.option("--tolerance", type=float, metavar="X",
+              help="Max abs difference allowed by verification (default: the target's).")
+@click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
+def convert_command(ckpt, meta, step, outputs, inputs, targets, output, force, no_verify,
+                    tolerance, debug):
+    """Freeze a TF1 checkpoint: variables to constants, training ops stripped, verified.
+
+    \b
+    Example:
+      freeze --ckpt model_dir/model.ckpt-200 --outputs probs
+    """
+    from graphfreeze.convert import Request
+
+    overrides = {"tolerance": tolerance} if tolerance is not None else {}
+    request = Request(source=ckpt, meta=meta, step=step, outputs=_split(outputs),
+                      inputs=_split(inputs), targets=_split(targets) or ("android",),
+                      output=output, force=force, verify=not no_verify, overrides=overrides)
+    _run(lambda: _convert(request, debug), debug)
+
+
+def _convert(request, debug: bool):
+    from graphfreeze.convert import convert
+    from rich.console import Console
+
+    _quiet_tensorflow(debug)
+    err = Console(stderr=True)
+    with err.status("loading", spinner="dots") as status:
+        written = convert(request, on_stage=lambda t, s: status.update(f"{t}: {s}"))
+    _print_written(written)
+
+
+def _print_written(written) -> None:
+    from rich.console import Console
+
+    out = Console(highlight=False, soft_wrap=True)
+    for w in written:
+        car = w.sidecar
+        out.print(f"[bold]{w.target}[/]: wrote {w.path} ({_size(car['bytes'])}, "
+                  f"{car['node_count']} nodes)")
+        for role in ("inputs", "outputs"):
+            for t in car[role]:
+                shape = "?" if t["shape"] is None else \
+                    "[" + ", ".join("?" if d is None else str(d) for d in t["shape"]) + "]"
+                out.print(f"  {role[:-1]:<7} {t['name']:<24} {t['dtype']:<8} {shape}")
+        check = car.get("verification")
+        if check:
+            diffs = ", ".join(f"{k} {v:.2g}" for k, v in check["max_abs_diff"].items())
+            out.print(f"  verified max |diff|: {diffs} (tolerance {check['tolerance']:g})")
+        else:
+            out.print("  not verified (--no-verify)")
+        feeds = ", ".join(f'"{t["node"]}"' for t in car["inputs"])
+        fetches = ", ".join(f'"{t["node"]}"' for t in car["outputs"])
+        out.print(f"  android: feed({feeds}), fetch({fetches})")
+        out.print(f"  sidecar: {w.sidecar_path}")
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+@main.command("targets")
+def targets_command():
+    """List the targets and the stages each runs."""
+    from rich.console import Console
+    from rich.table import Table
+
+    def show():
+        from graphfreeze.registry import Registry
+
+        registry = Registry.default()
+        table = Table(title="graphfreeze targets", show_lines=False)
+        for col in ("target", "description", "stages", "provider"):
+            table.add_column(col)
+        for name in registry.target_names():
+            target = registry.target(name)
+            stages = " → ".join(s.use for s in target.stages)
+            table.add_row(name, target.description, stages, target.provider)
+        Console(soft_wrap=True).print(table)
+
+    _run(show, debug=False)
+
+
+def _quiet_tensorflow(debug: bool) -> None:
+    if not debug:
+        import logging
+
+        logging.getLogger("tensorflow").setLevel(logging.ERROR)
+        import tensorflow as tf
+
+        tf.get_logger().setLevel("ERROR")
+        tf.autograph.set_verbosity(0)
+
+
+def _run(action, debug: bool) -> None:
+    try:
+        action()
+    except GraphFreezeError as err:
+        if debug:
+            raise
+        click.echo(f"error: {err}", err=True)
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted; nothing written", err=True)
+        sys.exit(130)
+    except Exception as err:  # a bug: one line, the traceback with --debug
+        if debug:
+            raise
+        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        click.echo(f"internal error: {type(err).__name__}: {first} (rerun with --debug)", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

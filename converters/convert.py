@@ -1,0 +1,127 @@
+"""The one entry point the CLI (and any Python caller) uses: load, plan, run, write."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from graphfreeze import __version__, names, plan, storage
+from graphfreeze.errors import InputError
+from graphfreeze.registry import Registry
+from graphfreeze.state import State
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the user asked for."""
+
+    source: str  # path as given
+    kind: str = "checkpoint"
+    meta: str | None = None
+    step: int | None = None
+    outputs: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ("android",)
+    output: str | None = None
+    force: bool = False
+    verify: bool = True
+    overrides: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Written:
+    target: str
+    path: str
+    sidecar_path: str
+    sidecar: dict
+
+
+def load_source(request: Request):
+    if request.kind == "checkpoint":
+        from graphfreeze.sources.checkpoint import CheckpointModel
+
+        return CheckpointModel(request.source, request.meta, request.step)
+    raise InputError(f"{request.source}: unsupported source kind {request.kind}")
+
+
+def output_paths(request: Request, plans: list[plan.TargetPlan], stem: str) -> dict[str, str]:
+    """Where each target's artifact goes: -o for one target, else beside the source."""
+    out = request.output
+    if out and len(plans) == 1 and not out.endswith("/"):
+        return {plans[0].target.name: out}
+    folder = out.rstrip("/") if out else None
+    paths = {}
+    for p in plans:
+        name = stem + (f".{p.target.name}" if len(plans) > 1 else "") + p.suffix
+        paths[p.target.name] = storage.join(folder, name) if folder else name
+    return paths
+
+
+def source_stem(request: Request) -> str:
+    """`DIR/model.ckpt-200` for a checkpoint (the artifact goes beside it)."""
+    from graphfreeze.sources.checkpoint import locate
+
+    return locate(request.source, request.meta, request.step).prefix
+
+
+def initial_state(request: Request, model) -> State:
+    where = model.graph_file
+    if not request.outputs:
+        likely = names.likely_outputs(model.graph_def)
+        listed = ", ".join(likely) if likely else "none found"
+        raise InputError(f"no --outputs given for {where}; likely outputs: {listed}")
+    outputs = names.resolve(model.graph_def, list(request.outputs), "output", where)
+    given = names.resolve(model.graph_def, list(request.inputs), "input", where)
+    from graphfreeze.graph.graphdefs import reachable
+
+    needed = reachable(model.graph_def, [o.node for o in outputs], [i.node for i in given])
+    flags = names.flag_nodes(model.graph_def, needed, {i.node for i in given})
+    inputs = given or names.default_inputs(model.graph_def, outputs, set(flags))
+    for ref in given:
+        if ref.node not in needed:
+            raise InputError(f"input '{ref.name}' is not needed by outputs "
+                             f"{', '.join(request.outputs)} in {where}; drop it from --inputs")
+    return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags)
+
+
+def sidecar_for(state, request: Request) -> dict:
+    artifact = state.artifact
+    return {
+        "graphfreeze_version": __version__,
+        "target": state.target,
+        "format": artifact.format,
+        "file": storage.basename(artifact.path),
+        "bytes": len(artifact.data),
+        "sha256": hashlib.sha256(artifact.data).hexdigest(),
+        "source": {"kind": state.model.kind, "path": request.source,
+                   "graph": state.model.graph_file},
+        "inputs": [t.as_json() for t in artifact.inputs],
+        "outputs": [t.as_json() for t in artifact.outputs],
+        "flags_folded": {k: v for k, v in sorted(state.flags.items())},
+        **{k: state.notes[k] for k in sorted(state.notes)},
+        **artifact.facts,
+    }
+
+
+def convert(request: Request, registry: Registry | None = None,
+            on_stage: Callable[[str, str], None] = lambda target, stage: None) -> list[Written]:
+    """Validate everything, refuse existing outputs, run all targets, write all files at once."""
+    registry = registry or Registry.default()
+    plans = plan.build(registry, list(request.targets), request.overrides,
+                       skip=set() if request.verify else {"verify"})
+    paths = output_paths(request, plans, source_stem(request))
+    sidecars = {t: p + ".json" for t, p in paths.items()}
+    model = load_source(request)
+    initial = initial_state(request, model)
+    storage.check_writable(list(paths.values()) + list(sidecars.values()), request.force)
+    states = plan.run(plans, initial, paths, on_stage)
+    files, written = {}, []
+    for state in states:
+        sidecar = sidecar_for(state, request)
+        files[state.artifact.path] = state.artifact.data
+        files[sidecars[state.target]] = (json.dumps(sidecar, indent=2, sort_keys=True) + "\n").encode()
+        written.append(Written(state.target, state.artifact.path, sidecars[state.target], sidecar))
+    storage.write_files(files, request.force)
+    return written

@@ -1,0 +1,184 @@
+"""Fold inference batch norms and constant scale/shift into the preceding conv or matmul.
+
+- `FusedBatchNorm*` (is_training=False, constant statistics) after Conv2D, DepthwiseConv2dNative
+  or MatMul (optionally through a BiasAdd) becomes new weights and one BiasAdd; elsewhere it
+  becomes a Mul and an Add.
+- `Mul(layer, c)` and `Add(layer, c)` by per-channel constants -- what an unfused batch norm is
+  once its statistics are folded -- go into the weights and the bias the same way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from graphfreeze.graph.consts import const_value, make_const
+from graphfreeze.graph.graphdefs import (
+    consumers,
+    extract,
+    is_control,
+    nodes_by_name,
+    split_tensor,
+    with_nodes,
+)
+from tensorflow.core.framework import graph_pb2, node_def_pb2
+
+LAYER_OPS = ("Conv2D", "DepthwiseConv2dNative", "MatMul")
+BN_OPS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+
+
+def fold_batch_norms(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+    """Apply the folds until none applies."""
+    for _ in range(len(graph_def.node) + 1):
+        folded = _fold_one(graph_def, set(keep))
+        if folded is None:
+            return graph_def
+        graph_def = extract(folded, keep)
+    return graph_def
+
+
+def _fold_one(graph_def, keep: set[str]):
+    by_name = nodes_by_name(graph_def)
+    users = consumers(graph_def)
+    for node in graph_def.node:
+        if node.op in BN_OPS:
+            scale_shift = _bn_scale_shift(node, by_name, users)
+        elif node.op in ("Mul", "Add", "AddV2", "BiasAdd"):
+            scale_shift = _affine_by_const(node, by_name)
+        else:
+            continue
+        if scale_shift is None:
+            continue
+        x, scale, shift = scale_shift
+        layer = _layer_below(by_name, users, x, keep)
+        if layer is not None and node.op == "BiasAdd" and layer[1] is None:
+            continue  # already the canonical layer + BiasAdd
+        if layer is not None:
+            replacement = _fold_into_layer(node.name, by_name, layer, scale, shift)
+            if replacement is not None:
+                return _replace(graph_def, node.name, replacement, drop=layer[2])
+        if node.op in BN_OPS:  # no layer to fold into: plain Mul + Add
+            dtype = node.attr["T"].type
+            mul = _op("Mul", node.name + "/scale", [x, node.name + "/scale_value"], dtype)
+            add = _op("AddV2", node.name, [mul.name, node.name + "/shift_value"], dtype)
+            return _replace(graph_def, node.name, [
+                make_const(node.name + "/scale_value", scale.astype(_np(dtype))), mul,
+                make_const(node.name + "/shift_value", shift.astype(_np(dtype))), add], drop=[])
+    return None
+
+
+def _bn_scale_shift(node, by_name, users):
+    """(x, scale, shift) of an inference FusedBatchNorm with constant statistics."""
+    if node.attr["is_training"].b:
+        return None
+    if any(split_tensor(i)[1] > 0 for u in users.get(node.name, ())
+           for i in by_name[u].input if split_tensor(i)[0] == node.name):
+        return None  # someone reads batch statistics
+    data = [i for i in node.input if not is_control(i)]
+    gamma, beta, mean, var = (const_value(by_name, i) for i in data[1:5])
+    if any(v is None or v.size == 0 for v in (gamma, beta, mean, var)):
+        return None
+    fmt = node.attr["data_format"].s.decode() or "NHWC"
+    if not fmt.endswith("C"):
+        return None
+    eps = node.attr["epsilon"].f
+    scale = gamma.astype(np.float64) / np.sqrt(var.astype(np.float64) + eps)
+    shift = beta.astype(np.float64) - mean.astype(np.float64) * scale
+    return data[0], scale, shift
+
+
+def _affine_by_const(node, by_name):
+    """(x, scale, shift) for x * c or x + c with c a per-channel constant."""
+    data = [i for i in node.input if not is_control(i)]
+    if len(data) != 2:
+        return None
+    value = const_value(by_name, data[1])
+    x = data[0]
+    if value is None and node.op != "BiasAdd":
+        value, x = const_value(by_name, data[0]), data[1]
+    if value is None or value.dtype.kind != "f":
+        return None
+    if value.ndim > 1 and any(d != 1 for d in value.shape[:-1]):
+        return None
+    vec = value.reshape(-1).astype(np.float64)
+    if node.op == "Mul":
+        return x, vec, np.zeros_like(vec)
+    return x, np.ones_like(vec), vec
+
+
+def _layer_below(by_name, users, tensor, keep):
+    """(layer node, bias node or None, nodes to drop) when `tensor` is a single-use layer output."""
+    name, index = split_tensor(tensor)
+    node = by_name.get(name)
+    if node is None or index != 0 or len(users.get(name, ())) != 1 or name in keep:
+        return None
+    bias = None
+    if node.op == "BiasAdd":
+        bias = node
+        name, index = split_tensor(node.input[0])
+        node = by_name.get(name)
+        if node is None or index != 0 or len(users.get(name, ())) != 1 or name in keep:
+            return None
+        if const_value(by_name, bias.input[1]) is None:
+            return None
+    if node.op not in LAYER_OPS or const_value(by_name, node.input[1]) is None:
+        return None
+    if node.op == "MatMul" and node.attr["transpose_a"].b:
+        return None
+    if node.op != "MatMul" and (node.attr["data_format"].s.decode() or "NHWC") != "NHWC":
+        return None
+    drop = [node.name] + ([bias.name] if bias is not None else [])
+    return node, bias, drop
+
+
+def _fold_into_layer(out_name, by_name, layer, scale, shift):
+    node, bias, _ = layer
+    weights = const_value(by_name, node.input[1])
+    channels = _out_channels(node, weights)
+    if scale.size not in (1, channels) or shift.size not in (1, channels):
+        return None
+    scale = np.broadcast_to(scale, (channels,))
+    shift = np.broadcast_to(shift, (channels,))
+    dtype = weights.dtype
+    if node.op == "Conv2D":
+        new_w = weights * scale.reshape(1, 1, 1, -1)
+    elif node.op == "DepthwiseConv2dNative":
+        new_w = weights * scale.reshape(1, 1, weights.shape[2], weights.shape[3])
+    elif node.attr["transpose_b"].b:
+        new_w = weights * scale.reshape(-1, 1)
+    else:
+        new_w = weights * scale.reshape(1, -1)
+    old_b = const_value(by_name, bias.input[1]).astype(np.float64) if bias is not None else 0.0
+    new_b = old_b * scale + shift
+    layer = node_def_pb2.NodeDef()
+    layer.CopyFrom(node)
+    layer.name = out_name + "/folded"
+    layer.input[1] = out_name + "/folded_weights"
+    biasadd = _op("BiasAdd", out_name, [layer.name, out_name + "/folded_bias"], node.attr["T"].type)
+    return [make_const(out_name + "/folded_weights", new_w.astype(dtype)), layer,
+            make_const(out_name + "/folded_bias", new_b.astype(dtype)), biasadd]
+
+
+def _out_channels(node, weights) -> int:
+    if node.op == "Conv2D":
+        return weights.shape[3]
+    if node.op == "DepthwiseConv2dNative":
+        return weights.shape[2] * weights.shape[3]
+    return weights.shape[0] if node.attr["transpose_b"].b else weights.shape[1]
+
+
+def _op(op: str, name: str, inputs: list[str], dtype: int) -> node_def_pb2.NodeDef:
+    node = node_def_pb2.NodeDef(name=name, op=op, input=inputs)
+    node.attr["T"].type = dtype
+    return node
+
+
+def _np(dtype_enum: int):
+    from tensorflow.python.framework import dtypes
+
+    return dtypes.as_dtype(dtype_enum).as_numpy_dtype
+
+
+def _replace(graph_def, name: str, new_nodes: list, drop: list[str]):
+    """Swap node `name` (and `drop`) for `new_nodes`; the last new node takes over `name`."""
+    gone = set(drop) | {name}
+    kept = [n for n in graph_def.node if n.name not in gone]
+    return with_nodes(graph_def, kept + new_nodes)

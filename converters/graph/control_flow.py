@@ -1,0 +1,179 @@
+"""Resolve control flow whose predicate is now a constant.
+
+v1 `Switch`/`Merge`: the live output of a Switch is wired to its data, everything fed only by the
+dead output is removed, and each Merge becomes an Identity of its one live input.
+v2 `If`/`StatelessIf` with a constant predicate, and plain function calls (`PartitionedCall`),
+are inlined: the chosen branch's body is copied into the graph under the caller's name.
+"""
+
+from __future__ import annotations
+
+from graphfreeze.graph.consts import const_value, make_const
+from graphfreeze.graph.graphdefs import (
+    extract,
+    is_control,
+    nodes_by_name,
+    rewire,
+    split_tensor,
+    tensor_name,
+    topo_sort,
+    with_nodes,
+)
+from tensorflow.core.framework import graph_pb2, node_def_pb2
+
+SWITCH_OPS = ("Switch", "RefSwitch")
+MERGE_OPS = ("Merge", "RefMerge")
+IF_OPS = ("If", "StatelessIf")
+CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
+
+
+def resolve_switches(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+    """Remove the dead side of every Switch whose predicate is a constant."""
+    graph_def = topo_sort(graph_def)
+    by_name = nodes_by_name(graph_def)
+    mapping: dict[str, str] = {}
+    dead_tensors: set[str] = set()
+    dead_nodes: set[str] = set()
+    resolved: set[str] = set()
+    replaced: dict[str, node_def_pb2.NodeDef] = {}
+    for node in graph_def.node:
+        data = [tensor_name(*split_tensor(i)) for i in node.input if not is_control(i)]
+        controls = [i[1:] for i in node.input if is_control(i)]
+        if node.op in MERGE_OPS:
+            live = [t for t in data if t not in dead_tensors and split_tensor(t)[0] not in dead_nodes]
+            if not live:
+                dead_nodes.add(node.name)
+            elif len(live) < len(data):
+                index = data.index(live[0])
+                replaced[node.name] = _identity(node, live[0])
+                replaced[node.name + "/value_index"] = make_const(node.name + "/value_index", index)
+                mapping[tensor_name(node.name, 1)] = node.name + "/value_index"
+            continue
+        if any(t in dead_tensors or split_tensor(t)[0] in dead_nodes for t in data) or \
+                any(c in dead_nodes for c in controls):
+            dead_nodes.add(node.name)
+            continue
+        if node.op in SWITCH_OPS:
+            pred = const_value(by_name, node.input[1])
+            if pred is None:
+                continue
+            live_index = 1 if bool(pred) else 0
+            mapping[tensor_name(node.name, live_index)] = tensor_name(*split_tensor(node.input[0]))
+            dead_tensors.add(tensor_name(node.name, 1 - live_index))
+            resolved.add(node.name)
+    if not resolved:
+        return graph_def
+    for name in keep:
+        if name in dead_nodes:
+            raise ValueError(f"output '{name}' is only computed on the training branch")
+    nodes = [replaced.get(n.name, n) for n in graph_def.node]
+    nodes += [n for name, n in replaced.items() if name not in by_name]
+    graph = rewire(with_nodes(graph_def, nodes), mapping, drop=dead_nodes | resolved)
+    return extract(graph, keep)
+
+
+def _identity(node, source: str) -> node_def_pb2.NodeDef:
+    new = node_def_pb2.NodeDef(name=node.name, op="Identity", input=[source])
+    new.attr["T"].CopyFrom(node.attr["T"])
+    return new
+
+
+def inline_calls(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+    """Inline function calls, and `If`s whose predicate is a constant."""
+    by_name = nodes_by_name(graph_def)
+    funcs = {f.signature.name: f for f in graph_def.library.function}
+    keep_set = set(keep)
+    chosen: dict[str, str] = {}
+    for node in graph_def.node:
+        if node.name in keep_set:
+            continue
+        if node.op in IF_OPS:
+            pred = const_value(by_name, node.input[0])
+            if pred is not None:
+                chosen[node.name] = node.attr["then_branch" if bool(pred) else "else_branch"].func.name
+        elif node.op in CALL_OPS:
+            chosen[node.name] = node.attr["f"].func.name
+    chosen = {k: v for k, v in chosen.items() if v in funcs}
+    if not chosen:
+        return graph_def
+    names = set(by_name)
+    new_nodes: list[node_def_pb2.NodeDef] = []
+    mapping: dict[str, str] = {}
+    with _library_context(graph_def):
+        for caller, func_name in sorted(chosen.items()):
+            node = by_name[caller]
+            args = [i for i in node.input if not is_control(i)]
+            if node.op in IF_OPS:
+                args = args[1:]
+            controls = [i for i in node.input if is_control(i)]
+            body, outputs = _inline(funcs[func_name], args, controls, _free_prefix(caller, names))
+            new_nodes.extend(body)
+            names.update(n.name for n in body)
+            for index, tensor in enumerate(outputs):
+                mapping[tensor_name(caller, index)] = tensor
+    kept = [n for n in graph_def.node if n.name not in chosen]
+    graph = rewire(with_nodes(graph_def, kept + new_nodes), mapping, drop=set())
+    return extract(graph, keep)
+
+
+def _free_prefix(caller: str, names: set[str]) -> str:
+    prefix, n = f"{caller}/inlined", 0
+    while any(name.startswith(prefix + "/") for name in names):
+        n += 1
+        prefix = f"{caller}/inlined_{n}"
+    return prefix + "/"
+
+
+def _inline(fdef, args: list[str], controls: list[str], prefix: str):
+    """Copy a function body under `prefix`, its arguments wired to `args`."""
+    from tensorflow.python.framework import function_def_to_graph
+
+    body, nested_to_flat = function_def_to_graph.function_def_to_graph_def(fdef)
+    arg_names = [a.name for a in fdef.signature.input_arg]
+    outer = dict(zip(arg_names, args, strict=True))
+
+    def rename(inp: str) -> str:
+        if is_control(inp):
+            src = inp[1:]
+            return "^" + split_tensor(outer[src])[0] if src in outer else "^" + prefix + src
+        src, index = split_tensor(inp)
+        if src in outer:
+            return outer[src]
+        return tensor_name(prefix + src, index)
+
+    nodes = []
+    for node in body.node:
+        if node.name in outer:
+            continue
+        new = node_def_pb2.NodeDef()
+        new.CopyFrom(node)
+        new.name = prefix + node.name
+        new.device = ""
+        del new.input[:]
+        new.input.extend(rename(i) for i in node.input)
+        if not any(not is_control(i) for i in node.input):
+            new.input.extend(controls)
+        nodes.append(new)
+    outputs = [rename(nested_to_flat[fdef.ret[a.name]]) for a in fdef.signature.output_arg]
+    return nodes, outputs
+
+
+class _library_context:
+    """A default graph holding the library, so nested calls' op defs resolve."""
+
+    def __init__(self, graph_def):
+        import tensorflow as tf
+
+        self._graph = tf.Graph()
+        lib = graph_pb2.GraphDef()
+        lib.library.CopyFrom(graph_def.library)
+        lib.versions.CopyFrom(graph_def.versions)
+        with self._graph.as_default():
+            tf.graph_util.import_graph_def(lib, name="")
+        self._ctx = self._graph.as_default()
+
+    def __enter__(self):
+        return self._ctx.__enter__()
+
+    def __exit__(self, *exc):
+        return self._ctx.__exit__(*exc)

@@ -1,0 +1,30 @@
+"""Training flags (keep_prob, is_training, the Keras learning phase) folded to inference values."""
+
+from __future__ import annotations
+
+import numpy as np
+from graphfreeze.graph.consts import make_const
+from tensorflow.core.framework import graph_pb2
+from tensorflow.python.framework import dtypes
+
+
+def fold_flags(graph_def, flags: dict[str, object]) -> graph_pb2.GraphDef:
+    """Each flag node becomes a Const of its value, or (value None) an Identity of its default."""
+    out = graph_pb2.GraphDef()
+    out.CopyFrom(graph_def)
+    for node in out.node:
+        if node.name not in flags:
+            continue
+        value = flags[node.name]
+        dtype = node.attr["dtype"].type
+        if value is None:
+            name, default = node.name, node.input[0]
+            node.Clear()
+            node.name, node.op = name, "Identity"
+            node.input.append(default)
+            node.attr["T"].type = dtype
+        else:
+            np_dtype = dtypes.as_dtype(dtype).as_numpy_dtype
+            node.CopyFrom(make_const(node.name, np.asarray(value, dtype=np_dtype)))
+    return out
+

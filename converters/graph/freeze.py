@@ -1,0 +1,39 @@
+"""Variables to constants: TensorFlow's own converter, fed from a checkpoint instead of a session.
+
+`convert_to_constants` knows every way a variable reaches its readers (ref and resource variables,
+reads inside `If`/`While`/call function bodies, resource `Switch`/`Merge`); we reuse it, giving it
+values read straight from the checkpoint so no session has to restore every variable first.
+"""
+
+from __future__ import annotations
+
+from tensorflow.core.framework import graph_pb2
+from tensorflow.python.framework import convert_to_constants as c2c
+
+# Ops that only carry a reference through; with a constant behind them they take plain tensors.
+_REF_OPS = {"RefSwitch": "Switch", "RefIdentity": "Identity", "RefEnter": "Enter",
+            "RefExit": "Exit", "RefMerge": "Merge", "RefNextIteration": "NextIteration",
+            "RefSelect": "Select"}
+
+
+class _CheckpointValues(c2c._ConverterData):  # noqa: SLF001 -- see module docstring
+    def __init__(self, graph_def, values):
+        super().__init__(graph_def)
+        for name, value in values.items():
+            node = self.node_defs[name]
+            self._tensor_data[name] = c2c._TensorData(
+                numpy=value, dtype=node.attr["dtype"].type, index=None)
+
+
+def variables_to_constants(graph_def, values: dict) -> graph_pb2.GraphDef:
+    """Replace each variable node named in `values` by a Const holding its value."""
+    prepared = graph_pb2.GraphDef()
+    prepared.CopyFrom(graph_def)
+    for node in prepared.node:
+        if node.op == "Variable":  # the pre-V2 op has the same attrs
+            node.op = "VariableV2"
+    frozen, _ = c2c._replace_variables_by_constants(_CheckpointValues(prepared, values))
+    for node in frozen.node:
+        if node.op in _REF_OPS:
+            node.op = _REF_OPS[node.op]
+    return frozen

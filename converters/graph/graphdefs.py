@@ -1,0 +1,189 @@
+"""Small helpers over GraphDef protos: names, edges, reachability, sorting, rewiring.
+
+Every pass in graphfreeze.graph takes a GraphDef and returns a new one; these are the shared tools.
+They import no TensorFlow (new protos are made with `type(graph_def)()`), so name handling stays
+cheap for the CLI.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+GraphDef = NodeDef = Any  # tensorflow protos, typed loosely to avoid importing TensorFlow
+
+
+def split_tensor(name: str) -> tuple[str, int]:
+    """'x' -> ('x', 0); 'x:1' -> ('x', 1); '^x' -> ('x', -1) for a control input."""
+    if name.startswith("^"):
+        return name[1:], -1
+    node, sep, index = name.rpartition(":")
+    if sep and index.isdigit():
+        return node, int(index)
+    return name, 0
+
+
+def node_of(name: str) -> str:
+    return split_tensor(name)[0]
+
+
+def tensor_name(node: str, index: int = 0) -> str:
+    """The canonical edge spelling used inside GraphDefs ('x' for output 0)."""
+    return node if index == 0 else f"{node}:{index}"
+
+
+def full_tensor_name(name: str) -> str:
+    """'x' -> 'x:0', the spelling users and session.run see."""
+    node, index = split_tensor(name)
+    return f"{node}:{index}"
+
+
+def is_control(name: str) -> bool:
+    return name.startswith("^")
+
+
+def nodes_by_name(graph_def) -> dict[str, NodeDef]:
+    return {n.name: n for n in graph_def.node}
+
+
+def consumers(graph_def) -> dict[str, list[str]]:
+    """Node name -> names of nodes that take it as a data or control input."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for n in graph_def.node:
+        for inp in n.input:
+            out[node_of(inp)].append(n.name)
+    return out
+
+
+def reachable(graph_def, roots: Iterable[str], stop_at: Iterable[str] = ()) -> set[str]:
+    """Names of the nodes `roots` depend on (themselves included), not walking past `stop_at`."""
+    by_name = nodes_by_name(graph_def)
+    stop = set(stop_at)
+    seen: set[str] = set()
+    todo = [node_of(r) for r in roots]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in by_name:
+            continue
+        seen.add(name)
+        if name in stop:
+            continue
+        todo.extend(node_of(i) for i in by_name[name].input)
+    return seen
+
+
+def with_nodes(graph_def, nodes: Iterable[NodeDef]) -> GraphDef:
+    """A GraphDef with the same versions and library as `graph_def` but the given nodes."""
+    out = type(graph_def)()
+    out.versions.CopyFrom(graph_def.versions)
+    out.library.CopyFrom(graph_def.library)
+    out.node.extend(nodes)
+    return out
+
+
+def extract(graph_def, roots: Iterable[str], stop_at: Iterable[str] = ()) -> GraphDef:
+    """The subgraph `roots` depend on, functions the kept nodes don't use dropped."""
+    keep = reachable(graph_def, roots, stop_at)
+    return prune_functions(with_nodes(graph_def, (n for n in graph_def.node if n.name in keep)))
+
+
+def rewire(graph_def, mapping: dict[str, str], drop: set[str] = frozenset()) -> GraphDef:
+    """Replace data inputs by `mapping` (canonical tensor names), drop nodes in `drop`.
+
+    Control inputs on a replaced node move to the replacement's node; inputs naming dropped
+    nodes are removed (controls) -- a data input on a dropped node is a bug and raises.
+    """
+    out = with_nodes(graph_def, ())
+    for node in graph_def.node:
+        if node.name in drop:
+            continue
+        new = out.node.add()
+        new.CopyFrom(node)
+        del new.input[:]
+        controls: list[str] = []
+        for inp in node.input:
+            if is_control(inp):
+                target = node_of(mapping.get(inp[1:], inp[1:]))
+                if target not in drop and f"^{target}" not in controls:
+                    controls.append(f"^{target}")
+                continue
+            canon = tensor_name(*split_tensor(inp))
+            while canon in mapping:
+                canon = mapping[canon]
+            if node_of(canon) in drop:
+                raise ValueError(f"node {node.name} still reads dropped node {node_of(canon)}")
+            new.input.append(canon)
+        new.input.extend(controls)
+    return out
+
+
+def topo_sort(graph_def) -> GraphDef:
+    """Deterministic order: producers before consumers, ties broken by name."""
+    by_name = nodes_by_name(graph_def)
+    pending = {n.name: {node_of(i) for i in n.input if node_of(i) in by_name} for n in graph_def.node}
+    users = consumers(graph_def)
+    ready = [name for name, deps in pending.items() if not deps]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        name = heapq.heappop(ready)
+        order.append(name)
+        for user in set(users.get(name, ())):
+            deps = pending[user]
+            if name in deps:
+                deps.discard(name)
+                if not deps:
+                    heapq.heappush(ready, user)
+    if len(order) != len(by_name):  # cycles (while loops): keep the rest in name order
+        placed = set(order)
+        order.extend(sorted(n for n in by_name if n not in placed))
+    return with_nodes(graph_def, (by_name[n] for n in order))
+
+
+def function_names_used(attr_values: Iterable) -> set[str]:
+    names: set[str] = set()
+    for value in attr_values:
+        if value.HasField("func"):
+            names.add(value.func.name)
+        elif value.HasField("list"):
+            names.update(f.name for f in value.list.func)
+    return names
+
+
+def prune_functions(graph_def) -> GraphDef:
+    """Drop library functions no node (transitively) calls."""
+    if not graph_def.library.function:
+        return graph_def
+    funcs = {f.signature.name: f for f in graph_def.library.function}
+    todo = set()
+    for n in graph_def.node:
+        todo |= function_names_used(n.attr.values())
+        if n.op in funcs:
+            todo.add(n.op)
+    used: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in used or name not in funcs:
+            continue
+        used.add(name)
+        for n in funcs[name].node_def:
+            todo |= function_names_used(n.attr.values())
+            if n.op in funcs:
+                todo.add(n.op)
+    out = type(graph_def)()
+    out.versions.CopyFrom(graph_def.versions)
+    out.node.extend(graph_def.node)
+    out.library.function.extend(f for f in graph_def.library.function if f.signature.name in used)
+    out.library.gradient.extend(
+        g for g in graph_def.library.gradient if g.function_name in used
+    )
+    return out
+
+
+def op_counts(graph_def) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for n in graph_def.node:
+        counts[n.op] += 1
+    return dict(sorted(counts.items()))

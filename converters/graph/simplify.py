@@ -1,0 +1,78 @@
+"""Generic clean-ups: training-only debugging ops, identities, control edges, canonical form."""
+
+from __future__ import annotations
+
+from graphfreeze.graph.graphdefs import (
+    extract,
+    is_control,
+    nodes_by_name,
+    rewire,
+    split_tensor,
+    tensor_name,
+    topo_sort,
+    with_nodes,
+)
+from tensorflow.core.framework import graph_pb2
+from tensorflow.python.framework import op_def_registry
+
+PASS_THROUGH = ("Identity", "Snapshot", "StopGradient", "PreventGradient", "CheckNumerics",
+                "CheckNumericsV2", "Print", "EnsureShape", "DebugIdentity")
+_FRAME_OPS = ("Switch", "RefSwitch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond")
+_STRIP_ATTRS = ("_class", "_output_shapes", "_XlaCompile", "_XlaScope", "_XlaSeparateCompiledGradients")
+
+
+def _stateful(op: str) -> bool:
+    op_def = op_def_registry.get(op)
+    return op_def is None or op_def.is_stateful
+
+
+def drop_side_effect_controls(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+    """Drop control edges from stateful ops (Assert, Print, update ops) and NoOps.
+
+    In a graph without frames (no Switch/Enter left) every control edge is dropped: nothing left
+    can need ordering, and it lets constants fold.
+    """
+    by_name = nodes_by_name(graph_def)
+    has_frames = any(n.op in _FRAME_OPS for n in graph_def.node)
+    out = with_nodes(graph_def, ())
+    for node in graph_def.node:
+        new = out.node.add()
+        new.CopyFrom(node)
+        del new.input[:]
+        for inp in node.input:
+            if is_control(inp):
+                src = by_name.get(inp[1:])
+                if not has_frames or src is None or src.op == "NoOp" or _stateful(src.op):
+                    continue
+            new.input.append(inp)
+    return extract(out, keep)
+
+
+def remove_identities(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+    """Skip Identity-like nodes (and CheckNumerics/Print, which pass their input through)."""
+    by_name = nodes_by_name(graph_def)
+    protected = set(keep)
+    mapping, drop = {}, set()
+    for node in graph_def.node:
+        if node.op not in PASS_THROUGH or node.name in protected or not node.input:
+            continue
+        source = tensor_name(*split_tensor(node.input[0]))
+        src_node = by_name.get(split_tensor(source)[0])
+        if src_node is not None and src_node.op in _FRAME_OPS:
+            continue  # a cond pivot: control edges hang off it
+        mapping[node.name] = source
+        drop.add(node.name)
+    if not mapping:
+        return graph_def
+    return extract(rewire(graph_def, mapping, drop=drop), keep)
+
+
+def canonicalize(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+    """Devices cleared, stale colocation/shape attrs dropped, unused functions dropped, sorted."""
+    graph_def = extract(graph_def, keep)
+    for node in graph_def.node:
+        node.device = ""
+        for attr in _STRIP_ATTRS:
+            if attr in node.attr:
+                del node.attr[attr]
+    return topo_sort(graph_def)

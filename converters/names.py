@@ -1,0 +1,139 @@
+"""Resolve the names users give (`probs`, `probs:0`, `x,y`) against a graph, and guess them.
+
+Inputs default to the placeholders the outputs depend on; training flags (a `keep_prob`
+PlaceholderWithDefault, the Keras learning phase, `is_training`) are not inputs but get their
+inference value.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from graphfreeze.errors import InputError
+from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
+
+# Last name component -> inference value, for scalar flags that must not become inputs.
+FLAG_VALUES = {
+    "keep_prob": 1.0, "keep_probability": 1.0, "dropout_keep_prob": 1.0,
+    "dropout_rate": 0.0, "dropout": 0.0,
+    "is_training": False, "training": False, "is_train": False, "phase_train": False,
+    "learning_phase": False, "keras_learning_phase": False,
+}
+PLACEHOLDER_OPS = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault")
+
+# Nodes that never make a sensible model output.
+_TRAINING_PREFIXES = ("save/", "save_", "gradients/", "gradients_", "train/", "Adam", "GradientDescent",
+                      "Momentum", "RMSProp", "Adagrad", "report_uninitialized", "init", "Merge/",
+                      "summaries", "global_step", "beta1_power", "beta2_power")
+_OUTPUT_OPS = {"Softmax", "Sigmoid", "ArgMax", "TopKV2", "LogSoftmax"}
+_OUTPUT_WORDS = ("prob", "predict", "output", "logit", "score", "embedding", "classes")
+_TRAINING_WORDS = ("gradients", "loss", "accuracy", "summary", "metric", "optimizer")
+_NON_OUTPUT_OPS = {
+    "NoOp", "Assign", "AssignAdd", "AssignSub", "AssignVariableOp", "AssignAddVariableOp",
+    "AssignSubVariableOp", "SaveV2", "RestoreV2", "MergeSummary", "ScalarSummary",
+    "HistogramSummary", "ImageSummary", "Const", "VariableV2", "Variable", "VarHandleOp",
+    "VarIsInitializedOp", "IsVariableInitialized", "Assert", "Print", "PrintV2",
+    "Placeholder", "PlaceholderWithDefault", "ReadVariableOp", "Identity", "ApplyAdam",
+    "ResourceApplyAdam", "ShardedFilename", "StringJoin", "MergeV2Checkpoints", "Pack",
+}
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """A tensor the user named: node and output index, spelt both ways."""
+
+    node: str
+    index: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.node}:{self.index}"
+
+
+def parse_names(text: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """'a, b:0' or ['a', 'b:0'] -> ['a', 'b:0'] (empty entries dropped)."""
+    if text is None:
+        return []
+    items = text.split(",") if isinstance(text, str) else [p for t in text for p in t.split(",")]
+    return [i.strip() for i in items if i.strip()]
+
+
+def suggest(name: str, candidates: list[str], n: int = 3) -> str:
+    close = difflib.get_close_matches(name, candidates, n=n, cutoff=0.6)
+    if not close:
+        tail = name.rsplit("/", 1)[-1].lower()
+        close = sorted(c for c in candidates if tail and tail in c.lower())[:n]
+    return ", ".join(f"'{c}'" for c in close)
+
+
+def resolve(graph_def, names: list[str], role: str, where: str) -> list[TensorRef]:
+    """Map user names to TensorRefs; an unknown name raises an InputError with suggestions."""
+    by_name = nodes_by_name(graph_def)
+    refs = []
+    for raw in names:
+        node, index = split_tensor(raw.strip())
+        if node not in by_name:
+            hint = suggest(node, list(by_name))
+            fix = f"did you mean {hint}?" if hint else "run `freeze inspect` to list the nodes"
+            raise InputError(f"{role} '{raw}' not in graph {where}; {fix}")
+        refs.append(TensorRef(node, index))
+    return refs
+
+
+def flag_nodes(graph_def, within: set[str], inputs: set[str]) -> dict[str, object]:
+    """Scalar training flags among `within`, with the inference value each gets."""
+    flags: dict[str, object] = {}
+    for node in graph_def.node:
+        if node.name not in within or node.name in inputs or node.op not in PLACEHOLDER_OPS:
+            continue
+        shape = node.attr["shape"].shape
+        scalar = not shape.unknown_rank and len(shape.dim) == 0
+        key = node.name.rsplit("/", 1)[-1]
+        if scalar and key in FLAG_VALUES:
+            flags[node.name] = FLAG_VALUES[key]
+        elif scalar and node.op == "PlaceholderWithDefault":
+            flags[node.name] = None  # keep its own default
+    return flags
+
+
+def default_inputs(graph_def, outputs: list[TensorRef], flags: set[str]) -> list[TensorRef]:
+    """The placeholders the outputs depend on, minus flags, in graph order."""
+    needed = reachable(graph_def, [o.node for o in outputs])
+    return [TensorRef(n.name) for n in graph_def.node
+            if n.name in needed and n.op in PLACEHOLDER_OPS and n.name not in flags]
+
+
+def likely_outputs(graph_def, limit: int = 10) -> list[str]:
+    """Nodes that look like inference results, best first (for a missing --outputs)."""
+    users: dict[str, list[str]] = {}
+    for n in graph_def.node:
+        for i in n.input:
+            users.setdefault(split_tensor(i)[0], []).append(n.name)
+    fed = {n.name for n in graph_def.node if n.op in PLACEHOLDER_OPS}
+    todo = list(fed)
+    while todo:  # forward: everything computed from a placeholder
+        for user in users.get(todo.pop(), ()):
+            if user not in fed:
+                fed.add(user)
+                todo.append(user)
+    ranked = []
+    for node in graph_def.node:
+        if node.name not in fed or _training_only(node.name) or node.op in _NON_OUTPUT_OPS:
+            continue
+        if node.op.endswith("Summary"):
+            continue
+        inference_users = [u for u in users.get(node.name, ()) if not _training_only(u)]
+        word = any(w in node.name.rsplit("/", 1)[-1].lower() for w in _OUTPUT_WORDS)
+        if node.op in _OUTPUT_OPS:
+            ranked.append((0, node.name))
+        elif word:
+            ranked.append((1, node.name))
+        elif not inference_users:
+            ranked.append((2, node.name))
+    return [name for _, name in sorted(ranked)][:limit]
+
+
+def _training_only(name: str) -> bool:
+    lowered = name.lower()
+    return name.startswith(_TRAINING_PREFIXES) or any(w in lowered for w in _TRAINING_WORDS)

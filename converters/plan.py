@@ -1,0 +1,87 @@
+"""Validate a run's whole plan before any work, then run it, sharing common stage prefixes."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphfreeze.errors import ConfigError
+from graphfreeze.options import option_names, parse_options
+from graphfreeze.registry import Registry, Stage, Target
+
+FIRST_KIND = "model"
+
+
+@dataclass(frozen=True)
+class Step:
+    stage: Stage
+    options: Any
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    target: Target
+    steps: tuple[Step, ...]
+
+    @property
+    def suffix(self) -> str:
+        return next(s.stage.suffix for s in self.steps if s.stage.suffix)
+
+
+def build(registry: Registry, target_names: list[str], overrides: dict | None = None,
+          skip: set[str] = frozenset()) -> list[TargetPlan]:
+    """Resolve targets and stages, parse options (plus `overrides` where a stage has that
+    option), drop stages named in `skip`, and check each stage gets the kind it consumes."""
+    overrides = overrides or {}
+    if len(set(target_names)) != len(target_names):
+        raise ConfigError(f"target given twice in {', '.join(target_names)}")
+    used_overrides: set[str] = set()
+    plans = []
+    for name in target_names:
+        target = registry.target(name)
+        steps, kind = [], FIRST_KIND
+        for use in target.stages:
+            if use.use in skip:
+                continue
+            stage = registry.stage(use.use)
+            where = f"target '{name}', stage '{use.use}'"
+            extra = {k: v for k, v in overrides.items() if k in option_names(stage.options)}
+            used_overrides |= set(extra)
+            options = parse_options(stage.options, {**use.options, **extra}, where)
+            if stage.consumes != kind:
+                raise ConfigError(f"{where}: consumes a {stage.consumes} but gets a {kind}; "
+                                  "reorder the target's stages")
+            kind = stage.produces
+            steps.append(Step(stage, options))
+        if not any(s.stage.suffix for s in steps):
+            raise ConfigError(f"target '{name}' has no stage that writes a file")
+        plans.append(TargetPlan(target, tuple(steps)))
+    unused = set(overrides) - used_overrides
+    if unused:
+        raise ConfigError(f"option {', '.join(sorted(unused))} applies to no stage of "
+                          f"{', '.join(target_names)}")
+    return plans
+
+
+def run(plans: list[TargetPlan], initial, paths: dict[str, str],
+        on_stage: Callable[[str, str], None] = lambda target, stage: None) -> list:
+    """Run each target's stages from `initial`; identical leading steps run once."""
+    done: dict[tuple, Any] = {}
+    results = []
+    for plan in plans:
+        state, key = initial, ()
+        path = paths[plan.target.name]
+        for step in plan.steps:
+            writes = step.stage.suffix is not None or step.stage.consumes == "artifact"
+            key += ((step.stage.name, step.options, path if writes else None),)
+            if key in done:
+                state = done[key]
+                continue
+            on_stage(plan.target.name, step.stage.name)
+            state = dataclasses.replace(state, target=plan.target.name, output_path=path)
+            state = step.stage.run(state, step.options)
+            done[key] = state
+        results.append(state)
+    return results

@@ -1,0 +1,42 @@
+"""What every source gives the pipeline: the original graph, its variables, a reference run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
+
+
+@dataclass(frozen=True)
+class VariableSpec:
+    """Where a graph's variable node finds its value in a checkpoint."""
+
+    node: str
+    key: str
+    slice: str = ""
+    dtype: int = 0  # a tensorflow DataType enum value
+    shape: tuple[int, ...] | None = None
+
+
+class LoadedModel(Protocol):
+    kind: str
+    location: str  # the path the user gave, for messages and the sidecar
+    graph_file: str  # the file holding the graph, for messages
+    graph_def: Any
+    variables: dict[str, VariableSpec]
+
+    def read_variables(self, nodes: list[str]) -> dict[str, Any]:
+        """Values (numpy arrays) of the named variable nodes; reads only those."""
+
+    def run_reference(self, graph_def, feeds: dict[str, Any], fetches: list[str]) -> list[Any]:
+        """Run `graph_def` (a pruned copy of the original) with variables restored."""
+
+
+@dataclass
+class ReadStats:
+    """How much of the source was read, for the sidecar and the benchmarks."""
+
+    variables_read: int = 0
+    bytes_read: int = 0
+    notes: list[str] = field(default_factory=list)

@@ -1,0 +1,66 @@
+"""export_pb: the frozen GraphDef as deterministic bytes, checked to load in stock TensorFlow."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from graphfreeze.errors import GraphFreezeError, OutputError
+from graphfreeze.registry import Stage
+from graphfreeze.state import Artifact, TensorInfo
+
+PROTOBUF_LIMIT = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class ExportPbOptions:
+    max_bytes: int = PROTOBUF_LIMIT
+
+
+def tensor_infos(graph_def, refs) -> tuple[TensorInfo, ...]:
+    """Dtype and static shape of each named tensor, from TensorFlow's own shape inference."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+    infos = []
+    for ref in refs:
+        tensor = graph.get_tensor_by_name(ref.name)
+        shape = None if tensor.shape.rank is None else tuple(tensor.shape.as_list())
+        infos.append(TensorInfo(ref.name, tensor.dtype.name, shape))
+    return tuple(infos)
+
+
+def check_public_ops(graph_def) -> None:
+    """Only ops any TensorFlow runtime registers (no grappler-internal `_Fused*`)."""
+    from tensorflow.python.framework import op_def_registry
+
+    functions = {f.signature.name for f in graph_def.library.function}
+    for node in graph_def.node:
+        if node.op.startswith("_") or (op_def_registry.get(node.op) is None
+                                       and node.op not in functions):
+            raise GraphFreezeError(f"node '{node.name}' uses op {node.op}, which stock TensorFlow "
+                                   "does not register; report this as a graphfreeze bug")
+
+
+def run(state, options: ExportPbOptions):
+    from graphfreeze.graph.graphdefs import op_counts
+
+    graph_def = state.graph_def
+    size = graph_def.ByteSize()
+    if size > options.max_bytes:
+        raise OutputError(f"{state.output_path}: the frozen graph would be {size / 2**30:.2f} GiB, "
+                          "over the 2 GiB limit of one protobuf; use the server or onnx target")
+    check_public_ops(graph_def)
+    data = graph_def.SerializeToString(deterministic=True)
+    artifact = Artifact(
+        path=state.output_path, data=data, format="frozen_graph_pb",
+        inputs=tensor_infos(graph_def, state.inputs),
+        outputs=tensor_infos(graph_def, state.outputs),
+        facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)})
+    return dataclasses.replace(state, artifact=artifact)
+
+
+STAGE = Stage("export_pb", run, "graph", "artifact", ExportPbOptions,
+              "serialize the frozen GraphDef (.pb), deterministic bytes", suffix=".pb")

@@ -1,0 +1,104 @@
+"""verify: run the original and the artifact on the same seeded inputs and compare outputs."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from graphfreeze.errors import InputError, VerificationError
+from graphfreeze.registry import Stage
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    tolerance: float = 1e-5
+    batch_size: int = 2
+    seed: int = 0
+
+
+def sample_inputs(infos, batch_size: int, seed: int) -> dict:
+    """Seeded inputs: unknown batch dims get `batch_size`, other unknown dims 8."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for info in infos:
+        if info.shape is None:
+            raise InputError(f"input '{info.name}' has unknown rank, so it cannot be verified; "
+                             "give its shape in the model or pass --no-verify")
+        shape = [(batch_size if i == 0 else 8) if d is None else d
+                 for i, d in enumerate(info.shape)]
+        dtype = np.dtype(info.dtype) if info.dtype != "string" else None
+        if dtype is None:
+            raise InputError(f"input '{info.name}' is a string tensor; pass --no-verify")
+        if dtype.kind == "f":
+            feeds[info.name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind in "iu":
+            feeds[info.name] = rng.integers(0, 10, size=shape).astype(dtype)
+        elif dtype.kind == "b":
+            feeds[info.name] = rng.integers(0, 2, size=shape).astype(bool)
+        else:
+            raise InputError(f"input '{info.name}' has dtype {info.dtype}; pass --no-verify")
+    return feeds
+
+
+def run_graph_bytes(data: bytes, feeds: dict, fetches: list[str]) -> list:
+    import tensorflow as tf
+
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString(data)
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+    with tf.compat.v1.Session(graph=graph) as sess:
+        return sess.run(fetches, feeds)
+
+
+def reference_outputs(state, feeds: dict) -> list:
+    """The original's outputs: checkpoint restored, flags at inference values, no dropout."""
+    from graphfreeze.graph.dropout import remove_dropout
+    from graphfreeze.stages.freeze import inference_subgraph
+
+    graph_def, _ = remove_dropout(inference_subgraph(state), state.keep)
+    present = {n.name for n in graph_def.node}
+    flag_feeds = {f"{name}:0": value for name, value in state.flags.items()
+                  if value is not None and name in present}
+    return state.model.run_reference(graph_def, {**feeds, **flag_feeds},
+                                     [t.name for t in state.outputs])
+
+
+def max_abs_diff(expected, got) -> float:
+    import numpy as np
+
+    if expected.shape != got.shape:
+        return float("inf")
+    if expected.dtype.kind in "fc":
+        same_nan = np.isnan(expected) & np.isnan(got)
+        diff = np.where(same_nan, 0, np.abs(expected.astype(np.float64) - got.astype(np.float64)))
+    else:
+        diff = (expected != got).astype(np.float64)
+    return float(diff.max()) if diff.size else 0.0
+
+
+def run(state, options: VerifyOptions):
+    artifact = state.artifact
+    feeds = sample_inputs(artifact.inputs, options.batch_size, options.seed)
+    expected = reference_outputs(state, feeds)
+    got = run_graph_bytes(artifact.data, feeds, [t.name for t in artifact.outputs])
+    diffs = {t.name: max_abs_diff(e, g) for t, e, g in zip(artifact.outputs, expected, got,
+                                                           strict=True)}
+    report = {"tolerance": options.tolerance, "seed": options.seed,
+              "batch_size": options.batch_size, "max_abs_diff": diffs,
+              "passed": all(d <= options.tolerance for d in diffs.values())}
+    if not report["passed"]:
+        worst = max(diffs, key=diffs.get)
+        raise VerificationError(
+            f"{artifact.path}: output '{worst}' differs from the original by {diffs[worst]:.3g} "
+            f"(tolerance {options.tolerance:g}); nothing written. Check --outputs/--inputs, or "
+            "pass --tolerance X or --no-verify")
+    artifact = dataclasses.replace(artifact, facts={**artifact.facts, "verification": report})
+    return dataclasses.replace(state, artifact=artifact)
+
+
+STAGE = Stage("verify", run, "artifact", "artifact", VerifyOptions,
+              "run original and artifact on seeded inputs; fail over tolerance")

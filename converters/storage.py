@@ -1,0 +1,113 @@
+"""All file I/O, through `tf.io.gfile` so `gs://`, `ram://` and local paths all work.
+
+Writes are atomic: each file goes to a temporary sibling first and is renamed into place only
+when every file of the batch is written, so an interrupted run never leaves a half-written model.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+
+from graphfreeze.errors import InputError, OutputError
+
+
+def _gfile():
+    import tensorflow as tf
+
+    return tf.io.gfile
+
+
+def is_remote(path: str) -> bool:
+    return "://" in path
+
+
+def join(*parts: str) -> str:
+    return posixpath.join(*parts) if is_remote(parts[0]) else os.path.join(*parts)
+
+
+def dirname(path: str) -> str:
+    return posixpath.dirname(path) if is_remote(path) else os.path.dirname(path)
+
+
+def basename(path: str) -> str:
+    return posixpath.basename(path.rstrip("/")) if is_remote(path) else os.path.basename(path)
+
+
+def exists(path: str) -> bool:
+    if not is_remote(path):
+        return os.path.exists(path)
+    return _gfile().exists(path)
+
+
+def isdir(path: str) -> bool:
+    if not is_remote(path):
+        return os.path.isdir(path)
+    return _gfile().isdir(path)
+
+
+def listdir(path: str) -> list[str]:
+    return sorted(_gfile().listdir(path))
+
+
+def size(path: str) -> int:
+    return _gfile().stat(path).length
+
+
+def read_bytes(path: str) -> bytes:
+    """Read a whole file; a missing or unreadable file is an InputError naming it."""
+    if not exists(path):
+        raise InputError(f"{path}: file not found; check the path")
+    try:
+        with _gfile().GFile(path, "rb") as f:
+            return f.read()
+    except Exception as err:  # tf.errors.* for remote filesystems
+        raise InputError(f"{path}: cannot read ({_short(err)})") from err
+
+
+def check_writable(paths: list[str], force: bool) -> None:
+    """Refuse before any work starts: an existing output without force, or an unusable parent."""
+    for path in paths:
+        if exists(path) and not force:
+            raise OutputError(f"{path}: already exists; pass --force to overwrite it")
+        parent = dirname(path) or "."
+        if is_remote(path):
+            continue  # object stores have no real directories; nothing to check
+        if os.path.exists(parent) and not os.path.isdir(parent):
+            raise OutputError(f"{path}: parent {parent} is a file, not a directory; choose another -o")
+        probe = parent
+        while not os.path.exists(probe):
+            probe = os.path.dirname(probe) or "."
+        if not os.access(probe, os.W_OK | os.X_OK):
+            raise OutputError(f"{path}: directory {probe} is not writable; choose another -o")
+
+
+def write_files(files: dict[str, bytes], force: bool) -> None:
+    """Write several files atomically as a batch: all temporaries first, then the renames."""
+    check_writable(list(files), force)
+    gfile = _gfile()
+    temps: dict[str, str] = {}
+    try:
+        for path, data in files.items():
+            parent = dirname(path)
+            if parent and not is_remote(path):
+                os.makedirs(parent, exist_ok=True)
+            tmp = join(parent or ".", f".{basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
+            temps[path] = tmp
+            with gfile.GFile(tmp, "wb") as f:
+                f.write(data)
+        for path, tmp in temps.items():
+            gfile.rename(tmp, path, overwrite=True)
+    except OutputError:
+        raise
+    except Exception as err:
+        for tmp in temps.values():
+            if gfile.exists(tmp):
+                gfile.remove(tmp)
+        raise OutputError(f"{next(iter(files))}: cannot write ({_short(err)})") from err
+
+
+def _short(err: Exception) -> str:
+    text = getattr(err, "message", None) or str(err)
+    return text.strip().splitlines()[0] if text.strip() else type(err).__name__

@@ -1,0 +1,1 @@
+"""Built-in targets, declared as data in the *.toml files beside this module."""
