@@ -125,12 +125,13 @@ def likely_outputs(graph_def, limit: int = 10) -> list[str]:
             continue
         inference_users = [u for u in users.get(node.name, ()) if not _training_only(u)]
         word = any(w in node.name.rsplit("/", 1)[-1].lower() for w in _OUTPUT_WORDS)
-        if node.op in _OUTPUT_OPS:
-            ranked.append((0, node.name))
-        elif word:
-            ranked.append((1, node.name))
-        elif not inference_users:
-            ranked.append((2, node.name))
+        rank = (0 if node.op in _OUTPUT_OPS and word else
+                1 if node.op in ("Softmax", "Sigmoid") else
+                2 if word else
+                3 if node.op in _OUTPUT_OPS else
+                4 if not inference_users else None)
+        if rank is not None:
+            ranked.append((rank, node.name))
     return [name for _, name in sorted(ranked)][:limit]
 
 

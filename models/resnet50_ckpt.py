@@ -52,7 +52,7 @@ def build(out_dir: str, optimizer: str = "adam", control_flow: str = "v2",
             # BatchNorm moving-average updates run with the step, as Keras' own fit() does.
             with tf.control_dependencies(model.updates):
                 train_op = v1.train.AdamOptimizer(1e-3).minimize(loss, global_step=global_step)
-        saver = v1.train.Saver(max_to_keep=3)
+        saver = v1.train.Saver(max_to_keep=3, save_relative_paths=True)
         with v1.Session(graph=graph) as sess:
             sess.run(v1.global_variables_initializer())
             if train_op is not None and train_step:

@@ -66,7 +66,8 @@ def _prefix_in_dir(model_dir: str, step: int | None) -> str:
     if state is None or not state.model_checkpoint_path:
         raise InputError(f"{state_file}: names no checkpoint; pass the prefix with --ckpt")
     named = state.model_checkpoint_path
-    for candidate in (named, storage.join(model_dir, storage.basename(named))):
+    # The state file may hold absolute paths from where training ran: prefer the file here.
+    for candidate in (storage.join(model_dir, storage.basename(named)), named):
         if storage.exists(candidate + ".index"):
             return candidate
     raise InputError(f"{state_file}: names {named}, which is not there; "

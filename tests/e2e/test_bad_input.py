@@ -1,0 +1,117 @@
+"""Each kind of bad input: one clear line naming the file or node and the fix, a non-zero exit,
+and nothing written."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from tensorflow.core.protobuf import meta_graph_pb2
+
+
+def assert_failed(result, code: int, *phrases: str):
+    assert result.exit_code == code, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    for phrase in phrases:
+        assert phrase in lines[0], lines[0]
+    return lines[0]
+
+
+def outputs_in(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith((".pb", ".json", ".tmp")) or
+                  ".tmp-" in p.name)
+
+
+@pytest.mark.parametrize("suffix,phrase", [
+    (".meta", "meta graph not found"),
+    (".index", "checkpoint index not found"),
+    (".data-00000-of-00001", "checkpoint data file not found"),
+])
+def test_missing_checkpoint_file(sample, freeze, suffix, phrase):
+    model_dir = sample("iris")
+    (model_dir / f"model.ckpt-200{suffix}").unlink()
+    result = freeze("--ckpt", model_dir / "model.ckpt-200", "--outputs", "probs")
+    assert_failed(result, 3, f"model.ckpt-200{suffix}", phrase)
+    assert outputs_in(model_dir) == []
+
+
+def test_truncated_data_file(sample, freeze):
+    model_dir = sample("iris")
+    data = model_dir / "model.ckpt-200.data-00000-of-00001"
+    data.write_bytes(data.read_bytes()[:100])
+    before = data.read_bytes()
+    line = assert_failed(freeze("--ckpt", model_dir / "model.ckpt-200", "--outputs", "probs"), 3,
+                         "truncated or corrupt")
+    assert "model.ckpt-200.data" in line and "cannot read variable" in line
+    assert data.read_bytes() == before and outputs_in(model_dir) == []
+
+
+def test_meta_graph_shape_disagrees_with_checkpoint(sample, freeze, tmp_path):
+    model_dir = sample("iris")
+    meta = meta_graph_pb2.MetaGraphDef()
+    meta.ParseFromString((model_dir / "model.ckpt-200.meta").read_bytes())
+    for node in meta.graph_def.node:
+        if node.name == "dnn/hidden2/kernel":
+            node.attr["shape"].shape.dim[1].size = 32
+    other = tmp_path / "other.meta"
+    other.write_bytes(meta.SerializeToString())
+    result = freeze("--ckpt", model_dir / "model.ckpt-200", "--meta", other, "--outputs", "probs")
+    assert_failed(result, 3, "variable 'dnn/hidden2/kernel'", "[16, 32]", "[16, 16]",
+                  "same run")
+    assert outputs_in(model_dir) == []
+
+
+def test_random_bytes_as_meta_graph(sample, freeze, tmp_path):
+    model_dir = sample("iris")
+    junk = tmp_path / "junk.meta"
+    junk.write_bytes(os.urandom(4096))
+    result = freeze("--ckpt", model_dir / "model.ckpt-200", "--meta", junk, "--outputs", "probs")
+    assert_failed(result, 3, "junk.meta", "--meta")
+
+
+def test_unknown_output_name_suggests_the_real_one(sample, freeze):
+    model_dir = sample("iris")
+    result = freeze("--ckpt", model_dir, "--outputs", "prob")
+    assert_failed(result, 3, "output 'prob' not in graph", "did you mean 'probs'")
+
+
+def test_no_outputs_lists_likely_ones(sample, freeze):
+    model_dir = sample("iris")
+    line = assert_failed(freeze("--ckpt", model_dir), 3, "no --outputs given", "likely outputs:")
+    assert "probs" in line.split("likely outputs:")[1].split(",")[0]
+
+
+def test_existing_output_needs_force(sample, freeze):
+    model_dir = sample("iris")
+    existing = model_dir / "model.ckpt-200.pb"
+    existing.write_bytes(b"keep me")
+    result = freeze("--ckpt", model_dir, "--outputs", "probs")
+    assert_failed(result, 4, "model.ckpt-200.pb: already exists", "--force")
+    assert existing.read_bytes() == b"keep me"
+    assert freeze("--ckpt", model_dir, "--outputs", "probs", "--force").exit_code == 0
+    assert existing.read_bytes() != b"keep me"
+
+
+def test_unwritable_output_path(sample, freeze):
+    model_dir = sample("iris")
+    # /proc takes no new files, even for root (CI runs as root, so chmod alone proves nothing)
+    result = freeze("--ckpt", model_dir, "--outputs", "probs", "-o", "/proc/graphfreeze/m.pb")
+    line = assert_failed(result, 4, "/proc/graphfreeze/m.pb")
+    assert "not writable" in line or "cannot write" in line
+    assert not os.path.exists("/proc/graphfreeze")
+
+
+def test_output_under_a_file_is_refused(sample, freeze, tmp_path):
+    model_dir = sample("iris")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = freeze("--ckpt", model_dir, "--outputs", "probs", "-o", blocker / "m.pb")
+    assert_failed(result, 4, "is a file, not a directory")
+
+
+def test_verification_mismatch_is_an_error_and_writes_nothing(sample, freeze):
+    model_dir = sample("iris")
+    result = freeze("--ckpt", model_dir, "--outputs", "probs", "--tolerance", "-1")
+    assert_failed(result, 5, "differs from the original", "nothing written")
+    assert outputs_in(model_dir) == []

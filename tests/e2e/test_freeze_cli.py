@@ -1,0 +1,91 @@
+"""Whole runs of `freeze` on real checkpoints: the headline job and its guarantees."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+BRANCH_OPS = {"If", "StatelessIf", "Switch", "Merge", "RefSwitch"}
+
+
+def load_graph(path):
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString(path.read_bytes())
+    return graph_def
+
+
+def run_frozen(path, feeds, fetch):
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(load_graph(path), name="")
+    with tf.compat.v1.Session(graph=graph) as sess:
+        return sess.run(fetch, feeds)
+
+
+@pytest.mark.parametrize("name,input_name", [
+    ("iris", "x:0"), ("iris_resource", "x:0"), ("iris_partitioned", "x:0"),
+    ("cnn_v1", "images:0"), ("cnn_v2", "images:0"),
+])
+def test_freezes_every_sample_clean_and_verified(sample, freeze, name, input_name):
+    model_dir = sample(name)
+    result = freeze("--ckpt", model_dir / "model.ckpt-200", "--outputs", "probs")
+    assert result.exit_code == 0, result.output
+    assert f"input   {input_name}" in result.output
+    assert "output  probs:0" in result.output
+    frozen = model_dir / "model.ckpt-200.pb"
+    graph_def = load_graph(frozen)
+    ops = {n.op for n in graph_def.node}
+    assert not ops & BRANCH_OPS, ops
+    assert not any("Random" in op or op.startswith("_") for op in ops), ops
+    assert not ops & {"VariableV2", "VarHandleOp", "ReadVariableOp", "Assign", "SaveV2"}
+    assert not ops & {"FusedBatchNormV3", "FusedBatchNorm"}, "batch norms folded into layers"
+    assert all(not n.device for n in graph_def.node)
+    sidecar = json.loads((model_dir / "model.ckpt-200.pb.json").read_text())
+    assert sidecar["sha256"] == hashlib.sha256(frozen.read_bytes()).hexdigest()
+    assert sidecar["verification"]["passed"] is True
+    assert sidecar["verification"]["max_abs_diff"]["probs:0"] <= 1e-5
+    assert sidecar["inputs"][0]["name"] == input_name
+    assert sidecar["outputs"] == [{"name": "probs:0", "node": "probs", "dtype": "float32",
+                                   "shape": sidecar["outputs"][0]["shape"]}]
+    assert sidecar["target"] == "android" and sidecar["source"]["kind"] == "checkpoint"
+
+
+def test_frozen_output_is_deterministic_without_dropout_noise(sample, freeze):
+    model_dir = sample("iris_resource")  # dropout with a baked-in rate, no flag
+    prefix = model_dir / "model.ckpt-200"
+    assert freeze("--ckpt", prefix, "--outputs", "probs:0").exit_code == 0
+    first = (model_dir / "model.ckpt-200.pb").read_bytes()
+    first_json = (model_dir / "model.ckpt-200.pb.json").read_bytes()
+    assert freeze("--ckpt", prefix, "--outputs", "probs:0", "--force").exit_code == 0
+    assert (model_dir / "model.ckpt-200.pb").read_bytes() == first
+    assert (model_dir / "model.ckpt-200.pb.json").read_bytes() == first_json
+    x = np.random.default_rng(1).normal(size=(4, 4)).astype(np.float32)
+    a = run_frozen(model_dir / "model.ckpt-200.pb", {"x:0": x}, "probs:0")
+    b = run_frozen(model_dir / "model.ckpt-200.pb", {"x:0": x}, "probs:0")
+    np.testing.assert_array_equal(a, b)
+    sidecar = json.loads(first_json)
+    assert sidecar["dropouts_removed"], "the baked-in dropout was found and removed"
+
+
+def test_model_dir_uses_latest_checkpoint_and_step_picks_another(sample, freeze, tmp_path):
+    model_dir = sample("iris")
+    result = freeze("--ckpt", model_dir, "--outputs", "probs", "-o", tmp_path / "out.pb")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out.pb").exists() and (tmp_path / "out.pb.json").exists()
+    result = freeze("--ckpt", model_dir, "--step", "999", "--outputs", "probs",
+                    "-o", tmp_path / "other.pb")
+    assert result.exit_code == 3
+    assert "no checkpoint for step 999 (steps here: 200)" in result.output
+
+
+def test_keep_prob_flag_is_folded_not_an_input(sample, freeze, tmp_path):
+    model_dir = sample("iris")
+    result = freeze("--ckpt", model_dir, "--outputs", "probs", "-o", tmp_path / "f.pb")
+    sidecar = json.loads((tmp_path / "f.pb.json").read_text())
+    assert [i["name"] for i in sidecar["inputs"]] == ["x:0"], result.output
+    assert sidecar["flags_folded"] == {"dnn/keep_prob": 1.0}
+    assert sidecar["node_count"] <= 16
