@@ -174,9 +174,9 @@ def _slice_shape(spec: VariableSpec, full: tuple[int, ...]) -> tuple[int, ...]:
     """Shape of the part a 'd0 d1 off,len:off,len' slice spec selects ('-' = whole dim)."""
     if not spec.slice:
         return full
-    parts = spec.slice.split(" ")
-    extents = parts[-1].split(":")
-    return tuple(dim if ext == "-" else int(ext.split(",")[1]) for dim, ext in zip(full, extents, strict=False))
+    extents = spec.slice.split(" ")[-1].split(":")
+    return tuple(dim if ext == "-" else int(ext.split(",")[1])
+                 for dim, ext in zip(full, extents, strict=True))
 
 
 class CheckpointModel:

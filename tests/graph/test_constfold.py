@@ -1,0 +1,46 @@
+import numpy as np
+import tensorflow as tf
+from graphfreeze.graph.constfold import fold_constants
+from graphfreeze.graph.graphdefs import op_counts
+
+v1 = tf.compat.v1
+
+
+def test_folds_constant_subgraphs_and_keeps_names(build, run):
+    def model():
+        x = v1.placeholder(tf.float32, [None, 3], name="x")
+        w = tf.constant(np.arange(6, dtype=np.float32).reshape(3, 2))
+        scaled = tf.multiply(w, 2.0, name="scaled")
+        tf.identity(tf.matmul(x, tf.transpose(tf.transpose(scaled))), name="y")
+
+    graph = build(model)
+    folded = fold_constants(graph, ["y", "x"])
+    ops = op_counts(folded)
+    assert ops == {"Const": 1, "Identity": 1, "MatMul": 1, "Placeholder": 1}
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(run(folded, {"x:0": x}, "y:0"), run(graph, {"x:0": x}, "y:0"))
+
+
+def test_leaves_stateful_and_placeholder_paths(build):
+    def model():
+        x = v1.placeholder(tf.float32, [2], name="x")
+        noise = tf.random.uniform([2], name="noise")
+        tf.add(x, noise, name="y")
+
+    folded = fold_constants(build(model), ["y", "x"])
+    assert "RandomUniform" in op_counts(folded)
+
+
+def test_const_in_a_cond_frame_is_not_folded_free(build):
+    v1.disable_control_flow_v2()
+    try:
+        def model():
+            p = v1.placeholder(tf.bool, [], name="p")
+            tf.identity(v1.cond(p, lambda: tf.constant(1.0) * 2, lambda: tf.constant(3.0)),
+                        name="y")
+
+        graph = build(model)
+    finally:
+        v1.enable_control_flow_v2()
+    folded = fold_constants(graph, ["y", "p"])
+    assert "Merge" in op_counts(folded) and "Switch" in op_counts(folded)

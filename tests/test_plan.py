@@ -1,0 +1,89 @@
+"""Plans are validated whole before any work; common prefixes run once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pytest
+from graphfreeze import plan
+from graphfreeze.errors import ConfigError
+from graphfreeze.registry import Registry, Stage, Target, parse_target
+
+
+def registry_with(*targets: dict) -> Registry:
+    registry = Registry.default(plugins=False)
+    for data in targets:
+        registry.add_target(parse_target({"schema_version": 1, "description": "t", **data}, "t"))
+    return registry
+
+
+def test_unknown_option_is_refused_before_work():
+    registry = registry_with({"name": "t", "stages": [
+        {"use": "freeze_variables"}, {"use": "export_pb", "max_byte": 5}]})
+    with pytest.raises(ConfigError, match="target 't', stage 'export_pb': unknown option max_byte"):
+        plan.build(registry, ["t"])
+
+
+def test_ill_typed_option_is_refused():
+    registry = registry_with({"name": "t", "stages": [
+        {"use": "freeze_variables"}, {"use": "export_pb"}, {"use": "verify", "tolerance": "x"}]})
+    with pytest.raises(ConfigError, match="option tolerance must be float"):
+        plan.build(registry, ["t"])
+
+
+def test_stage_kinds_must_chain():
+    registry = registry_with({"name": "t", "stages": [{"use": "export_pb"}]})
+    with pytest.raises(ConfigError, match="consumes a graph but gets a model"):
+        plan.build(registry, ["t"])
+
+
+def test_unknown_stage_and_target():
+    registry = registry_with({"name": "t", "stages": [{"use": "nope"}]})
+    with pytest.raises(ConfigError, match="unknown stage 'nope'"):
+        plan.build(registry, ["t"])
+    with pytest.raises(ConfigError, match="unknown target 'ios'.*android"):
+        plan.build(registry, ["ios"])
+
+
+def test_override_that_applies_nowhere_is_refused():
+    with pytest.raises(ConfigError, match="option colour applies to no stage"):
+        plan.build(Registry.default(plugins=False), ["android"], {"colour": 1})
+
+
+def test_override_reaches_the_stage_and_skip_drops_it():
+    plans = plan.build(Registry.default(plugins=False), ["android"], {"tolerance": 0.5})
+    assert plans[0].steps[-1].options.tolerance == 0.5
+    plans = plan.build(Registry.default(plugins=False), ["android"], skip={"verify"})
+    assert [s.stage.name for s in plans[0].steps][-1] == "export_pb"
+
+
+@dataclass(frozen=True)
+class FakeState:
+    target: str = ""
+    output_path: str = ""
+    trail: tuple = ()
+
+
+def test_common_prefix_runs_once():
+    calls = []
+
+    def stage(name, consumes, produces, suffix=None):
+        def run(state, _options):
+            calls.append((name, state.target))
+            return replace(state, trail=state.trail + (name,))
+        return Stage(name, run, consumes, produces, suffix=suffix)
+
+    registry = Registry()
+    for s in (stage("load", "model", "graph"), stage("shrink", "graph", "graph"),
+              stage("write_a", "graph", "artifact", ".a"), stage("write_b", "graph", "artifact", ".b")):
+        registry.add_stage(s)
+    for name, last in (("a", "write_a"), ("b", "write_b")):
+        registry.add_target(Target(name, name, tuple(
+            parse_target({"schema_version": 1, "name": name, "description": "d", "stages": [
+                {"use": "load"}, {"use": "shrink"}, {"use": last}]}, name).stages)))
+    plans = plan.build(registry, ["a", "b"])
+    results = plan.run(plans, FakeState(), {"a": "m.a", "b": "m.b"})
+    assert [n for n, _ in calls] == ["load", "shrink", "write_a", "write_b"]
+    assert results[0].trail == ("load", "shrink", "write_a")
+    assert results[1].trail == ("load", "shrink", "write_b")
+    assert results[1].output_path == "m.b"
