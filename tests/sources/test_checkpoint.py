@@ -1,0 +1,43 @@
+import pytest
+from graphfreeze.errors import InputError
+from graphfreeze.sources.checkpoint import CheckpointModel, locate, saver_variables
+
+
+def test_locate_prefix_dir_and_file_suffixes(samples):
+    model_dir = samples / "iris"
+    prefix = str(model_dir / "model.ckpt-200")
+    assert locate(str(model_dir)).prefix == prefix
+    assert locate(prefix + ".meta").prefix == prefix
+    assert locate(prefix + ".index").meta == prefix + ".meta"
+    assert locate(str(model_dir), step=200).prefix == prefix
+
+
+def test_state_file_naming_a_missing_checkpoint(sample):
+    model_dir = sample("iris")
+    (model_dir / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-7"\n')
+    with pytest.raises(InputError, match=r"checkpoint: names .*model.ckpt-7, which is not there; pass an existing prefix"):
+        locate(str(model_dir))
+
+
+def test_partitioned_variables_map_to_slices_of_one_key(samples):
+    model = CheckpointModel(str(samples / "iris_partitioned"))
+    specs = {name: spec for name, spec in model.variables.items() if "hidden1/kernel/part" in name}
+    assert {s.key for s in specs.values() if not s.node.endswith(("Adam", "Adam_1"))} == \
+        {"dnn/hidden1/kernel"}
+    part = specs["dnn/hidden1/kernel/part_0"]
+    assert part.slice.startswith("4 16 ") and part.shape == (2, 16)
+    values = model.read_variables(["dnn/hidden1/kernel/part_0", "dnn/hidden1/kernel/part_1"])
+    assert values["dnn/hidden1/kernel/part_0"].shape == (2, 16)
+
+
+def test_only_needed_variables_are_read(samples):
+    model = CheckpointModel(str(samples / "iris"))
+    model.read_variables(["dnn/logits/bias"])
+    assert model.stats.variables_read == 1 and model.stats.bytes_read == 3 * 4
+
+
+def test_saver_keys_come_from_the_restore_ops(samples):
+    model = CheckpointModel(str(samples / "iris_resource"))
+    specs = saver_variables(model.meta_graph)
+    assert specs["global_step"].key == "global_step"
+    assert all(spec.key == name for name, spec in specs.items())

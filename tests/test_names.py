@@ -1,0 +1,43 @@
+import pytest
+import tensorflow as tf
+from graphfreeze import names
+from graphfreeze.errors import InputError
+
+v1 = tf.compat.v1
+
+
+@pytest.fixture
+def graph_def():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        keep = v1.placeholder_with_default(1.0, [], name="dnn/keep_prob")
+        learning = v1.placeholder_with_default(False, [], name="keras_learning_phase")
+        other = v1.placeholder_with_default(3.0, [], name="temperature")
+        logits = tf.identity(x * keep * other + tf.cast(learning, tf.float32), name="logits")
+        tf.nn.softmax(logits, name="probs")
+        tf.reduce_mean(logits, name="loss")
+    return graph.as_graph_def()
+
+
+def test_node_and_tensor_names_resolve(graph_def):
+    refs = names.resolve(graph_def, names.parse_names("probs, logits:0"), "output", "m.meta")
+    assert [r.name for r in refs] == ["probs:0", "logits:0"]
+
+
+def test_unknown_name_suggests_close_ones(graph_def):
+    with pytest.raises(InputError, match=r"output 'prob' not in graph m.meta; did you mean 'probs'"):
+        names.resolve(graph_def, ["prob"], "output", "m.meta")
+
+
+def test_flags_get_inference_values_and_are_not_inputs(graph_def):
+    needed = {n.name for n in graph_def.node}
+    flags = names.flag_nodes(graph_def, needed, set())
+    assert flags == {"dnn/keep_prob": 1.0, "keras_learning_phase": False, "temperature": None}
+    outputs = names.resolve(graph_def, ["probs"], "output", "m")
+    assert [i.name for i in names.default_inputs(graph_def, outputs, set(flags))] == ["x:0"]
+
+
+def test_likely_outputs_rank_probabilities_first(graph_def):
+    assert names.likely_outputs(graph_def)[0] == "probs"
+    assert "loss" not in names.likely_outputs(graph_def)
