@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -93,8 +93,8 @@ def sidecar_for(state, request: Request) -> dict:
         "target": state.target,
         "format": artifact.format,
         "file": storage.basename(artifact.path),
-        "bytes": len(artifact.data),
-        "sha256": hashlib.sha256(artifact.data).hexdigest(),
+        "bytes": artifact.size,
+        "sha256": artifact.sha256,
         "source": {"kind": state.model.kind, "path": request.source,
                    "graph": state.model.graph_file},
         "inputs": [t.as_json() for t in artifact.inputs],
@@ -116,12 +116,14 @@ def convert(request: Request, registry: Registry | None = None,
     model = load_source(request)
     initial = initial_state(request, model)
     storage.check_writable(list(paths.values()) + list(sidecars.values()), request.force)
-    states = plan.run(plans, initial, paths, on_stage)
-    files, written = {}, []
-    for state in states:
-        sidecar = sidecar_for(state, request)
-        files[state.artifact.path] = state.artifact.data
-        files[sidecars[state.target]] = (json.dumps(sidecar, indent=2, sort_keys=True) + "\n").encode()
-        written.append(Written(state.target, state.artifact.path, sidecars[state.target], sidecar))
-    storage.write_files(files, request.force)
+    written = []
+    with storage.Batch(request.force) as batch:
+        states = plan.run(plans, dataclasses.replace(initial, batch=batch), paths, on_stage)
+        for state in states:
+            sidecar = sidecar_for(state, request)
+            text = json.dumps(sidecar, indent=2, sort_keys=True) + "\n"
+            batch.stage(sidecars[state.target], text.encode())
+            written.append(Written(state.target, state.artifact.path, sidecars[state.target],
+                                   sidecar))
+        batch.commit()
     return written

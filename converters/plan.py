@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from graphfreeze import memory
 from graphfreeze.errors import ConfigError
 from graphfreeze.options import option_names, parse_options
 from graphfreeze.registry import Registry, Stage, Target
@@ -67,21 +68,36 @@ def build(registry: Registry, target_names: list[str], overrides: dict | None = 
 
 def run(plans: list[TargetPlan], initial, paths: dict[str, str],
         on_stage: Callable[[str, str], None] = lambda target, stage: None) -> list:
-    """Run each target's stages from `initial`; identical leading steps run once."""
+    """Run each target's stages from `initial`; identical leading steps run once.
+
+    Only states a later target starts from are kept, so a single target holds one graph at a time.
+    """
+    keys = [_keys(plan, paths[plan.target.name]) for plan in plans]
+    shared = {k for i, ks in enumerate(keys) for k in ks for later in keys[i + 1:] if k in later}
     done: dict[tuple, Any] = {}
     results = []
-    for plan in plans:
-        state, key = initial, ()
-        path = paths[plan.target.name]
-        for step in plan.steps:
-            writes = step.stage.suffix is not None or step.stage.consumes == "artifact"
-            key += ((step.stage.name, step.options, path if writes else None),)
+    for plan, plan_keys in zip(plans, keys, strict=True):
+        state = initial
+        for step, key in zip(plan.steps, plan_keys, strict=True):
             if key in done:
                 state = done[key]
                 continue
             on_stage(plan.target.name, step.stage.name)
-            state = dataclasses.replace(state, target=plan.target.name, output_path=path)
+            state = dataclasses.replace(state, target=plan.target.name,
+                                        output_path=paths[plan.target.name])
             state = step.stage.run(state, step.options)
-            done[key] = state
+            memory.release()
+            if key in shared:
+                done[key] = state
         results.append(state)
     return results
+
+
+def _keys(plan: TargetPlan, path: str) -> list[tuple]:
+    """Identity of each step's result: the steps so far, and the path once a file is made."""
+    keys, key, writes = [], (), False
+    for step in plan.steps:
+        writes = writes or step.stage.suffix is not None
+        key += ((step.stage.name, step.options, path if writes else None),)
+        keys.append(key)
+    return keys

@@ -23,10 +23,11 @@ class TensorInfo:
 
 @dataclass(frozen=True)
 class Artifact:
-    """A file ready to be written: its bytes and what the sidecar says about it."""
+    """A file written to a temporary sibling of `path`, and what the sidecar says about it."""
 
     path: str
-    data: bytes
+    sha256: str
+    size: int
     format: str
     inputs: tuple[TensorInfo, ...]
     outputs: tuple[TensorInfo, ...]
@@ -50,6 +51,7 @@ class State:
     target: str = ""
     output_path: str = ""
     graph_def: Any = None
+    batch: Any = None  # graphfreeze.storage.Batch the artifacts are staged into
     artifact: Artifact | None = None
     notes: dict = field(default_factory=dict)  # facts stages record for the sidecar
 

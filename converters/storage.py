@@ -83,29 +83,64 @@ def check_writable(paths: list[str], force: bool) -> None:
             raise OutputError(f"{path}: directory {probe} is not writable; choose another -o")
 
 
-def write_files(files: dict[str, bytes], force: bool) -> None:
-    """Write several files atomically as a batch: all temporaries first, then the renames."""
-    check_writable(list(files), force)
-    gfile = _gfile()
-    temps: dict[str, str] = {}
-    try:
-        for path, data in files.items():
-            parent = dirname(path)
+class Batch:
+    """Files written to temporary siblings as they are made, renamed into place together.
+
+        with Batch(force) as batch:
+            batch.stage(path, data)      # now: a temporary sibling
+            ...
+            batch.commit()               # all renames; on an exception, temporaries removed
+    """
+
+    def __init__(self, force: bool):
+        self.force = force
+        self.temps: dict[str, str] = {}
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.discard()
+
+    def stage(self, path: str, data: bytes) -> None:
+        check_writable([path], self.force)
+        parent = dirname(path)
+        tmp = join(parent or ".", f".{basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
+        try:
             if parent and not is_remote(path):
                 os.makedirs(parent, exist_ok=True)
-            tmp = join(parent or ".", f".{basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
-            temps[path] = tmp
-            with gfile.GFile(tmp, "wb") as f:
+            self.temps[path] = tmp
+            with _gfile().GFile(tmp, "wb") as f:
                 f.write(data)
-        for path, tmp in temps.items():
-            gfile.rename(tmp, path, overwrite=True)
-    except OutputError:
-        raise
-    except Exception as err:
-        for tmp in temps.values():
-            if gfile.exists(tmp):
-                gfile.remove(tmp)
-        raise OutputError(f"{next(iter(files))}: cannot write ({_short(err)})") from err
+        except Exception as err:
+            raise OutputError(f"{path}: cannot write ({_short(err)})") from err
+
+    def commit(self) -> None:
+        gfile = _gfile()
+        try:
+            for path, tmp in list(self.temps.items()):
+                gfile.rename(tmp, path, overwrite=True)
+                del self.temps[path]
+        except Exception as err:
+            raise OutputError(f"{path}: cannot write ({_short(err)})") from err
+
+    def discard(self) -> None:
+        for tmp in self.temps.values():
+            try:
+                if _gfile().exists(tmp):
+                    _gfile().remove(tmp)
+            except Exception:  # best effort: never hide the error that got us here
+                pass
+        self.temps.clear()
+
+
+def write_files(files: dict[str, bytes], force: bool) -> None:
+    """Write several files atomically as a batch."""
+    check_writable(list(files), force)
+    with Batch(force) as batch:
+        for path, data in files.items():
+            batch.stage(path, data)
+        batch.commit()
 
 
 def _short(err: Exception) -> str:

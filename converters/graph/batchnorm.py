@@ -26,43 +26,61 @@ BN_OPS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
 
 
 def fold_batch_norms(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
-    """Apply the folds until none applies."""
+    """Apply the folds until none applies (each sweep does every non-overlapping fold)."""
     for _ in range(len(graph_def.node) + 1):
-        folded = _fold_one(graph_def, set(keep))
+        folded = _fold_sweep(graph_def, set(keep))
         if folded is None:
             return graph_def
         graph_def = extract(folded, keep)
     return graph_def
 
 
-def _fold_one(graph_def, keep: set[str]):
+def _fold_sweep(graph_def, keep: set[str]):
     by_name = nodes_by_name(graph_def)
     users = consumers(graph_def)
+    gone: set[str] = set()
+    new_nodes: list = []
     for node in graph_def.node:
-        if node.op in BN_OPS:
-            scale_shift = _bn_scale_shift(node, by_name, users)
-        elif node.op in ("Mul", "Add", "AddV2", "BiasAdd"):
-            scale_shift = _affine_by_const(node, by_name)
-        else:
+        if node.name in gone:
             continue
-        if scale_shift is None:
+        replacement = _fold_node(node, by_name, users, keep)
+        if replacement is None:
             continue
-        x, scale, shift = scale_shift
-        layer = _layer_below(by_name, users, x, keep)
-        if layer is not None and node.op == "BiasAdd" and layer[1] is None:
-            continue  # already the canonical layer + BiasAdd
-        if layer is not None:
-            replacement = _fold_into_layer(node.name, by_name, layer, scale, shift)
-            if replacement is not None:
-                return _replace(graph_def, node.name, replacement, drop=layer[2])
-        if node.op in BN_OPS:  # no layer to fold into: plain Mul + Add
-            dtype = node.attr["T"].type
-            mul = _op("Mul", node.name + "/scale", [x, node.name + "/scale_value"], dtype)
-            add = _op("AddV2", node.name, [mul.name, node.name + "/shift_value"], dtype)
-            return _replace(graph_def, node.name, [
-                make_const(node.name + "/scale_value", scale.astype(_np(dtype))), mul,
-                make_const(node.name + "/shift_value", shift.astype(_np(dtype))), add], drop=[])
-    return None
+        nodes, drop = replacement
+        if gone & set(drop):
+            continue  # overlaps a fold made in this sweep: next sweep
+        gone |= {node.name, *drop}
+        new_nodes += nodes
+    if not new_nodes:
+        return None
+    return with_nodes(graph_def, [n for n in graph_def.node if n.name not in gone] + new_nodes)
+
+
+def _fold_node(node, by_name, users, keep):
+    """(new nodes, names they replace besides `node`) for one fold, or None."""
+    if node.op in BN_OPS:
+        scale_shift = _bn_scale_shift(node, by_name, users)
+    elif node.op in ("Mul", "Add", "AddV2", "BiasAdd"):
+        scale_shift = _affine_by_const(node, by_name)
+    else:
+        return None
+    if scale_shift is None:
+        return None
+    x, scale, shift = scale_shift
+    layer = _layer_below(by_name, users, x, keep)
+    if layer is not None and node.op == "BiasAdd" and layer[1] is None:
+        return None  # already the canonical layer + BiasAdd
+    if layer is not None:
+        replacement = _fold_into_layer(node.name, by_name, layer, scale, shift)
+        if replacement is not None:
+            return replacement, layer[2]
+    if node.op not in BN_OPS:
+        return None
+    dtype = node.attr["T"].type  # no layer to fold into: plain Mul + Add
+    mul = _op("Mul", node.name + "/scale", [x, node.name + "/scale_value"], dtype)
+    add = _op("AddV2", node.name, [mul.name, node.name + "/shift_value"], dtype)
+    return [make_const(node.name + "/scale_value", scale.astype(_np(dtype))), mul,
+            make_const(node.name + "/shift_value", shift.astype(_np(dtype))), add], []
 
 
 def _bn_scale_shift(node, by_name, users):
@@ -175,10 +193,3 @@ def _np(dtype_enum: int):
     from tensorflow.python.framework import dtypes
 
     return dtypes.as_dtype(dtype_enum).as_numpy_dtype
-
-
-def _replace(graph_def, name: str, new_nodes: list, drop: list[str]):
-    """Swap node `name` (and `drop`) for `new_nodes`; the last new node takes over `name`."""
-    gone = set(drop) | {name}
-    kept = [n for n in graph_def.node if n.name not in gone]
-    return with_nodes(graph_def, kept + new_nodes)

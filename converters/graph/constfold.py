@@ -7,12 +7,14 @@ from graphfreeze.graph.graphdefs import (
     extract,
     is_control,
     nodes_by_name,
+    reachable,
     rewire,
     split_tensor,
     tensor_name,
     topo_sort,
     with_nodes,
 )
+from graphfreeze.graph.session import run_graph_def
 from tensorflow.core.framework import graph_pb2
 from tensorflow.python.framework import op_def_registry
 
@@ -62,7 +64,8 @@ def fold_constants(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
                 wanted.add((src, index))
     if not wanted:
         return extract(graph_def, keep)
-    values = _evaluate(graph_def, foldable | const, sorted(wanted))
+    needed = reachable(graph_def, {name for name, _ in wanted})
+    values = _evaluate(graph_def, needed & (foldable | const), sorted(wanted))
     by_name = nodes_by_name(graph_def)
     new_nodes, mapping = [], {}
     for (name, index), value in zip(sorted(wanted), values, strict=True):
@@ -87,15 +90,9 @@ def _const_bytes(by_name, inp: str) -> int:
 
 
 def _evaluate(graph_def, names: set[str], tensors: list[tuple[str, int]]) -> list:
-    import tensorflow as tf
-
     sub = with_nodes(graph_def, (n for n in graph_def.node if n.name in names))
     for node in sub.node:  # values never depend on control edges
         kept = [i for i in node.input if not is_control(i)]
         del node.input[:]
         node.input.extend(kept)
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.graph_util.import_graph_def(sub, name="")
-    with tf.compat.v1.Session(graph=graph) as sess:
-        return sess.run([f"{n}:{i}" for n, i in tensors])
+    return run_graph_def(sub, {}, [f"{n}:{i}" for n, i in tensors])

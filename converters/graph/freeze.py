@@ -7,8 +7,13 @@ values read straight from the checkpoint so no session has to restore every vari
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import numpy as np
 from tensorflow.core.framework import graph_pb2
 from tensorflow.python.framework import convert_to_constants as c2c
+from tensorflow.python.framework import dtypes as dtypes_lib
+from tensorflow.python.framework import tensor_util
 
 # Ops that only carry a reference through; with a constant behind them they take plain tensors.
 _REF_OPS = {"RefSwitch": "Switch", "RefIdentity": "Identity", "RefEnter": "Enter",
@@ -25,15 +30,27 @@ class _CheckpointValues(c2c._ConverterData):  # noqa: SLF001 -- see module docst
                 numpy=value, dtype=node.attr["dtype"].type, index=None)
 
 
-def variables_to_constants(graph_def, values: dict) -> graph_pb2.GraphDef:
-    """Replace each variable node named in `values` by a Const holding its value."""
+def variables_to_constants(graph_def, dtypes: dict[str, int],
+                           read: Callable[[str], np.ndarray]) -> graph_pb2.GraphDef:
+    """Replace each variable node named in `dtypes` by a Const holding `read(name)`.
+
+    The graph is rewired first with scalar stand-ins; then each constant gets its real value,
+    read one variable at a time, so at most one variable is held twice in memory.
+    """
     prepared = graph_pb2.GraphDef()
     prepared.CopyFrom(graph_def)
     for node in prepared.node:
         if node.op == "Variable":  # the pre-V2 op has the same attrs
             node.op = "VariableV2"
-    frozen, _ = c2c._replace_variables_by_constants(_CheckpointValues(prepared, values))
+    stand_ins = {name: np.zeros((), dtypes_lib.as_dtype(dtype).as_numpy_dtype)
+                 for name, dtype in dtypes.items()}
+    frozen, _ = c2c._replace_variables_by_constants(_CheckpointValues(prepared, stand_ins))
+    del prepared
     for node in frozen.node:
         if node.op in _REF_OPS:
             node.op = _REF_OPS[node.op]
+        elif node.name in dtypes and node.op == "Const":
+            value = read(node.name)
+            node.attr["value"].tensor.CopyFrom(tensor_util.make_tensor_proto(value))
+            del value
     return frozen

@@ -26,6 +26,7 @@ def strip_training(graph_def, keep: list[str], flags: dict[str, object],
     for _ in range(max_rounds):
         before = _signature(graph_def)
         graph_def = drop_side_effect_controls(graph_def, keep)
+        graph_def = remove_identities(graph_def, keep)  # first: no Identity(Const) to evaluate
         graph_def = fold_constants(graph_def, keep)
         graph_def = resolve_switches(graph_def, keep)
         graph_def = inline_calls(graph_def, keep)

@@ -26,8 +26,11 @@ class LoadedModel(Protocol):
     graph_def: Any
     variables: dict[str, VariableSpec]
 
-    def read_variables(self, nodes: list[str]) -> dict[str, Any]:
-        """Values (numpy arrays) of the named variable nodes; reads only those."""
+    def check_variables(self, nodes: list[str]) -> None:
+        """Raise InputError if a variable is missing or shaped unlike the graph says."""
+
+    def read_variable(self, node: str) -> Any:
+        """The value (numpy array) of one variable node."""
 
     def run_reference(self, graph_def, feeds: dict[str, Any], fetches: list[str]) -> list[Any]:
         """Run `graph_def` (a pruned copy of the original) with variables restored."""

@@ -226,30 +226,28 @@ class CheckpointModel:
                     f"{list(spec.shape)} but checkpoint {storage.basename(self.prefix)} has "
                     f"{list(want)}; use the .meta and checkpoint from the same run")
 
-    def read_variables(self, nodes: list[str]) -> dict:
+    def read_variable(self, node: str):
+        """One variable's value (numpy), read with the Saver's key and slice."""
         import tensorflow as tf
 
-        self.check_variables(nodes)
-        values = {}
-        for node in nodes:
-            spec = self.variables[node]
-            try:
-                value = tf.raw_ops.RestoreV2(prefix=self.prefix, tensor_names=[spec.key],
-                                             shape_and_slices=[spec.slice],
-                                             dtypes=[spec.dtype])[0].numpy()
-            except tf.errors.OpError as err:
-                raise InputError(
-                    f"{self.prefix}.data-*: cannot read variable '{spec.key}' "
-                    f"({_first_line(err)}); the checkpoint is truncated or corrupt, re-save or "
-                    "re-copy it") from err
-            values[node] = value
-            self.stats.variables_read += 1
-            self.stats.bytes_read += value.nbytes
-        return values
+        spec = self.variables[node]
+        try:
+            value = tf.raw_ops.RestoreV2(prefix=self.prefix, tensor_names=[spec.key],
+                                         shape_and_slices=[spec.slice],
+                                         dtypes=[spec.dtype])[0].numpy()
+        except tf.errors.OpError as err:
+            raise InputError(
+                f"{self.prefix}.data-*: cannot read variable '{spec.key}' "
+                f"({_first_line(err)}); the checkpoint is truncated or corrupt, re-save or "
+                "re-copy it") from err
+        self.stats.variables_read += 1
+        self.stats.bytes_read += value.nbytes
+        return value
 
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
         """Import `graph_def`, restore its variables from the checkpoint, run `fetches`."""
         import tensorflow as tf
+        from graphfreeze.graph.session import lean_config
 
         graph = tf.Graph()
         with graph.as_default():
@@ -266,7 +264,7 @@ class CheckpointModel:
                     restores.append(tf.raw_ops.AssignVariableOp(resource=target, value=value))
                 else:
                     restores.append(tf.raw_ops.Assign(ref=target, value=value))
-        with tf.compat.v1.Session(graph=graph) as sess:
+        with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
             sess.run(restores)
             return sess.run(fetches, feeds)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from dataclasses import dataclass
 
 from graphfreeze.errors import GraphFreezeError, OutputError
@@ -23,13 +24,33 @@ def tensor_infos(graph_def, refs) -> tuple[TensorInfo, ...]:
 
     graph = tf.Graph()
     with graph.as_default():
-        tf.graph_util.import_graph_def(graph_def, name="")
+        tf.graph_util.import_graph_def(skeleton(graph_def), name="")
     infos = []
     for ref in refs:
         tensor = graph.get_tensor_by_name(ref.name)
         shape = None if tensor.shape.rank is None else tuple(tensor.shape.as_list())
         infos.append(TensorInfo(ref.name, tensor.dtype.name, shape))
     return tuple(infos)
+
+
+def skeleton(graph_def):
+    """The graph with big constants' bytes dropped (dtype and shape kept): enough for shape
+    inference at a fraction of the memory."""
+    out = type(graph_def)()
+    out.versions.CopyFrom(graph_def.versions)
+    out.library.CopyFrom(graph_def.library)
+    for node in graph_def.node:
+        new = out.node.add()
+        if node.op != "Const" or node.attr["value"].tensor.ByteSize() < 4096:
+            new.CopyFrom(node)  # small constants may be shapes or axes: keep their values
+            continue
+        new.name, new.op = node.name, node.op
+        new.input.extend(node.input)
+        new.attr["dtype"].CopyFrom(node.attr["dtype"])
+        tensor = new.attr["value"].tensor
+        tensor.dtype = node.attr["value"].tensor.dtype
+        tensor.tensor_shape.CopyFrom(node.attr["value"].tensor.tensor_shape)
+    return out
 
 
 def check_public_ops(graph_def) -> None:
@@ -54,11 +75,14 @@ def run(state, options: ExportPbOptions):
                           "over the 2 GiB limit of one protobuf; use the server or onnx target")
     check_public_ops(graph_def)
     data = graph_def.SerializeToString(deterministic=True)
+    state.batch.stage(state.output_path, data)
     artifact = Artifact(
-        path=state.output_path, data=data, format="frozen_graph_pb",
+        path=state.output_path, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
+        format="frozen_graph_pb",
         inputs=tensor_infos(graph_def, state.inputs),
         outputs=tensor_infos(graph_def, state.outputs),
         facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)})
+    del data
     return dataclasses.replace(state, artifact=artifact)
 
 

@@ -46,13 +46,18 @@ def run(state, _options):
     from graphfreeze.graph.freeze import variables_to_constants
 
     graph_def = inference_subgraph(state)
-    nodes = sorted(n.name for n in graph_def.node if n.op in VARIABLE_OPS)
-    values = state.model.read_variables(nodes)
-    frozen = variables_to_constants(graph_def, values)
-    nbytes = sum(v.nbytes for v in values.values())
-    del values
+    dtypes = {n.name: n.attr["dtype"].type for n in graph_def.node if n.op in VARIABLE_OPS}
+    state.model.check_variables(sorted(dtypes))
+    sizes = []
+
+    def read(name):
+        value = state.model.read_variable(name)
+        sizes.append(value.nbytes)
+        return value
+
+    frozen = variables_to_constants(graph_def, dtypes, read)
     return dataclasses.replace(state, graph_def=frozen, notes=state.noted(
-        variables_frozen=len(nodes), variable_bytes=nbytes))
+        variables_frozen=len(dtypes), variable_bytes=sum(sizes)))
 
 
 STAGE = Stage("freeze_variables", run, consumes="model", produces="graph",

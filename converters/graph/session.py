@@ -1,0 +1,28 @@
+"""Running GraphDefs in a TF1 session, lean: no grappler, no graph optimizer.
+
+Those rewrite passes copy the whole graph several times (hundreds of MB for a ResNet) and change
+nothing we compare: we run a graph to evaluate constants or to check outputs, not to serve it.
+"""
+
+from __future__ import annotations
+
+
+def lean_config():
+    import tensorflow as tf
+
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
+    config.graph_options.optimizer_options.do_function_inlining = True
+    return config
+
+
+def run_graph_def(graph_def, feeds: dict, fetches: list[str]) -> list:
+    """Import `graph_def` into a fresh graph and run `fetches`."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+    with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
+        return sess.run(fetches, feeds)
