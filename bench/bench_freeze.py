@@ -31,18 +31,22 @@ CASES = {  # name -> models/resnet50_ckpt.py flags
 }
 PREFIX = "model.ckpt-200"
 CLI_BUDGET_S = 0.5
+TIME = "/usr/bin/time"  # GNU time (Debian package `time`)
 CHILD_ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 
 
 def run_child(cmd: list[str], log: Path) -> tuple[int, float, float]:
     """Run cmd; return (returncode, wall seconds, peak RSS in MB) for that child alone."""
+    # Through /usr/bin/time: a child forked straight from this (large, TensorFlow-loaded) process
+    # inherits its high-water RSS across exec, so os.wait4's ru_maxrss would report ours.
+    rss_file = log.with_suffix(".rss")
     with open(log, "wb") as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=CHILD_ENV)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run([TIME, "-f", "%M", "-o", str(rss_file), *cmd], stdout=out,
+                              stderr=subprocess.STDOUT, env=CHILD_ENV, check=False)
         wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)  # keep Popen from waiting again
-    return proc.returncode, wall, usage.ru_maxrss / 1024  # ru_maxrss is KiB on Linux
+    rss_kib = int(rss_file.read_text().strip().splitlines()[-1])
+    return proc.returncode, wall, rss_kib / 1024
 
 
 def tail(log: Path, lines: int = 15) -> str:
@@ -69,8 +73,10 @@ def tool_cmds(args, prefix: Path, out_pb: Path) -> dict[str, list[str]]:
         f"--input_meta_graph={prefix}.meta", f"--input_checkpoint={prefix}",
         "--output_node_names=probs", f"--output_graph={out_pb}.freeze_graph.pb", "--input_binary"]}
     if not args.only_peer:
-        cmds["ours"] = [*args.ours_cmd, "--ckpt", str(prefix), "--outputs", "probs",
-                        "-o", f"{out_pb}.ours.pb", "--force"]
+        cmds["freeze (verify on)"] = [*args.ours_cmd, "--ckpt", str(prefix), "--outputs", "probs",
+                                      "-o", f"{out_pb}.ours.pb", "--force"]
+        cmds["freeze --no-verify"] = [*args.ours_cmd, "--ckpt", str(prefix), "--outputs", "probs",
+                                      "-o", f"{out_pb}.ours-nv.pb", "--force", "--no-verify"]
     return cmds
 
 

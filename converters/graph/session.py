@@ -14,6 +14,7 @@ def lean_config():
     config.graph_options.rewrite_options.disable_meta_optimizer = True
     config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
     config.graph_options.optimizer_options.do_function_inlining = True
+    config.experimental.optimize_for_static_graph = True  # drop the session's graph copies
     return config
 
 
