@@ -148,14 +148,29 @@ def targets_command():
 
 
 def _quiet_tensorflow(debug: bool) -> None:
-    if not debug:
-        import logging
+    """Import TensorFlow with its C++ start-up chatter (oneDNN, CUDA probes) kept off stderr.
 
-        logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    TF 2.21 logs those through absl before TF_CPP_MIN_LOG_LEVEL applies, so the import and the
+    first device initialisation run with file descriptor 2 pointed at /dev/null.
+    """
+    if debug:
+        return
+    import logging
+
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
         import tensorflow as tf
 
-        tf.get_logger().setLevel("ERROR")
-        tf.autograph.set_verbosity(0)
+        tf.config.list_physical_devices()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+    tf.get_logger().setLevel("ERROR")
+    tf.autograph.set_verbosity(0)
 
 
 def _run(action, debug: bool) -> None:

@@ -36,6 +36,8 @@ _NON_OUTPUT_OPS = {
     "VarIsInitializedOp", "IsVariableInitialized", "Assert", "Print", "PrintV2",
     "Placeholder", "PlaceholderWithDefault", "ReadVariableOp", "Identity", "ApplyAdam",
     "ResourceApplyAdam", "ShardedFilename", "StringJoin", "MergeV2Checkpoints", "Pack",
+    "Shape", "ShapeN", "Size", "Rank", "SparseSoftmaxCrossEntropyWithLogits",
+    "SoftmaxCrossEntropyWithLogits",
 }
 
 
@@ -104,7 +106,7 @@ def default_inputs(graph_def, outputs: list[TensorRef], flags: set[str]) -> list
             if n.name in needed and n.op in PLACEHOLDER_OPS and n.name not in flags]
 
 
-def likely_outputs(graph_def, limit: int = 10) -> list[str]:
+def likely_outputs(graph_def, limit: int = 5) -> list[str]:
     """Nodes that look like inference results, best first (for a missing --outputs)."""
     users: dict[str, list[str]] = {}
     for n in graph_def.node:

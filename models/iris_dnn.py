@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 v1 = tf.compat.v1
+tf.get_logger().setLevel("ERROR")
 
 
 def synthetic_iris(n: int = 150, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ import tensorflow as tf  # noqa: E402
 import tf_keras as keras  # noqa: E402
 
 v1 = tf.compat.v1
+tf.get_logger().setLevel("ERROR")
 
 
 def build(out_dir: str, control_flow: str = "v2", steps: int = 5) -> str:
