@@ -31,7 +31,7 @@ def fold_batch_norms(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
         folded = _fold_sweep(graph_def, set(keep))
         if folded is None:
             return graph_def
-        graph_def = extract(folded, keep)
+        graph_def = extract(folded, keep, owned=True)
     return graph_def
 
 

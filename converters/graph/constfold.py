@@ -79,7 +79,7 @@ def fold_constants(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
     replaced = {n.name for n in new_nodes}
     kept = [n for n in graph_def.node if n.name not in replaced]
     graph = rewire(with_nodes(graph_def, kept + new_nodes), mapping)
-    return extract(graph, keep)
+    return extract(graph, keep, owned=True)
 
 
 def _const_bytes(by_name, inp: str) -> int:

@@ -69,7 +69,7 @@ def resolve_switches(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
     nodes = [replaced.get(n.name, n) for n in graph_def.node]
     nodes += [n for name, n in replaced.items() if name not in by_name]
     graph = rewire(with_nodes(graph_def, nodes), mapping, drop=dead_nodes | resolved)
-    return extract(graph, keep)
+    return extract(graph, keep, owned=True)
 
 
 def _identity(node, source: str) -> node_def_pb2.NodeDef:
@@ -113,7 +113,7 @@ def inline_calls(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
                 mapping[tensor_name(caller, index)] = tensor
     kept = [n for n in graph_def.node if n.name not in chosen]
     graph = rewire(with_nodes(graph_def, kept + new_nodes), mapping, drop=set())
-    return extract(graph, keep)
+    return extract(graph, keep, owned=True)
 
 
 def _free_prefix(caller: str, names: set[str]) -> str:

@@ -59,7 +59,7 @@ def remove_dropout(graph_def, keep: list[str]) -> tuple[graph_pb2.GraphDef, list
     if not mapping:
         return graph_def, []
     graph = rewire(graph_def, mapping, drop=set(removed))
-    return extract(graph, keep), sorted(removed)
+    return extract(graph, keep, owned=True), sorted(removed)
 
 
 def _forward(users, by_name, starts, through: set[str]) -> set[str]:

@@ -83,10 +83,22 @@ def with_nodes(graph_def, nodes: Iterable[NodeDef]) -> GraphDef:
     return out
 
 
-def extract(graph_def, roots: Iterable[str], stop_at: Iterable[str] = ()) -> GraphDef:
-    """The subgraph `roots` depend on, functions the kept nodes don't use dropped."""
+def extract(graph_def, roots: Iterable[str], stop_at: Iterable[str] = (),
+            owned: bool = False) -> GraphDef:
+    """The subgraph `roots` depend on, functions the kept nodes don't use dropped.
+
+    Returns `graph_def` itself when nothing goes; with `owned=True` (the caller just built it)
+    unreachable nodes are deleted in place instead of copying the rest.
+    """
     keep = reachable(graph_def, roots, stop_at)
-    return prune_functions(with_nodes(graph_def, (n for n in graph_def.node if n.name in keep)))
+    if len(keep) == len(graph_def.node):
+        return prune_functions(graph_def, owned)
+    if owned:
+        for i in reversed([i for i, n in enumerate(graph_def.node) if n.name not in keep]):
+            del graph_def.node[i]
+        return prune_functions(graph_def, owned=True)
+    kept = with_nodes(graph_def, (n for n in graph_def.node if n.name in keep))
+    return prune_functions(kept, owned=True)
 
 
 def rewire(graph_def, mapping: dict[str, str], drop: set[str] = frozenset()) -> GraphDef:
@@ -152,7 +164,7 @@ def function_names_used(attr_values: Iterable) -> set[str]:
     return names
 
 
-def prune_functions(graph_def) -> GraphDef:
+def prune_functions(graph_def, owned: bool = False) -> GraphDef:
     """Drop library functions no node (transitively) calls."""
     if not graph_def.library.function:
         return graph_def
@@ -172,14 +184,18 @@ def prune_functions(graph_def) -> GraphDef:
             todo |= function_names_used(n.attr.values())
             if n.op in funcs:
                 todo.add(n.op)
-    out = type(graph_def)()
-    out.versions.CopyFrom(graph_def.versions)
-    out.node.extend(graph_def.node)
-    out.library.function.extend(f for f in graph_def.library.function if f.signature.name in used)
-    out.library.gradient.extend(
-        g for g in graph_def.library.gradient if g.function_name in used
-    )
-    return out
+    if len(used) == len(funcs):
+        return graph_def
+    if not owned:
+        copy = type(graph_def)()
+        copy.CopyFrom(graph_def)
+        graph_def = copy
+    library = graph_def.library
+    for i in reversed([i for i, f in enumerate(library.function) if f.signature.name not in used]):
+        del library.function[i]
+    for i in reversed([i for i, g in enumerate(library.gradient) if g.function_name not in used]):
+        del library.gradient[i]
+    return graph_def
 
 
 def op_counts(graph_def) -> dict[str, int]:

@@ -45,7 +45,7 @@ def drop_side_effect_controls(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
                 if not has_frames or src is None or src.op == "NoOp" or _stateful(src.op):
                     continue
             new.input.append(inp)
-    return extract(out, keep)
+    return extract(out, keep, owned=True)
 
 
 def remove_identities(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
@@ -64,15 +64,15 @@ def remove_identities(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
         drop.add(node.name)
     if not mapping:
         return graph_def
-    return extract(rewire(graph_def, mapping, drop=drop), keep)
+    return extract(rewire(graph_def, mapping, drop=drop), keep, owned=True)
 
 
 def canonicalize(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
     """Devices cleared, stale colocation/shape attrs dropped, unused functions dropped, sorted."""
-    graph_def = extract(graph_def, keep)
+    graph_def = topo_sort(extract(graph_def, keep))  # a new GraphDef: safe to edit in place
     for node in graph_def.node:
         node.device = ""
         for attr in _STRIP_ATTRS:
             if attr in node.attr:
                 del node.attr[attr]
-    return topo_sort(graph_def)
+    return graph_def

@@ -11,6 +11,7 @@ from graphfreeze.registry import Stage
 from graphfreeze.state import Artifact, TensorInfo
 
 PROTOBUF_LIMIT = 2**31 - 1
+BIG_CONST_BYTES = 4096  # constants this big are weights, never shapes or axes
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def skeleton(graph_def):
     out.library.CopyFrom(graph_def.library)
     for node in graph_def.node:
         new = out.node.add()
-        if node.op != "Const" or node.attr["value"].tensor.ByteSize() < 4096:
+        if node.op != "Const" or node.attr["value"].tensor.ByteSize() < BIG_CONST_BYTES:
             new.CopyFrom(node)  # small constants may be shapes or axes: keep their values
             continue
         new.name, new.op = node.name, node.op

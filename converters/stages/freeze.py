@@ -13,7 +13,11 @@ def inference_subgraph(state):
     """The original graph cut to what the outputs need, user-chosen inputs as placeholders."""
     from graphfreeze.graph.graphdefs import extract
 
-    graph_def = extract(state.model.graph_def, state.keep, stop_at=[t.node for t in state.inputs])
+    original = state.model.graph_def
+    graph_def = extract(original, state.keep, stop_at=[t.node for t in state.inputs])
+    if graph_def is original:  # nothing cut away: copy before editing
+        graph_def = type(original)()
+        graph_def.CopyFrom(original)
     return _inputs_as_placeholders(graph_def, state)
 
 
@@ -25,10 +29,12 @@ def _inputs_as_placeholders(graph_def, state):
     if not cut:
         return graph_def
     import tensorflow as tf
+    from graphfreeze.graph.graphdefs import extract
 
-    graph = tf.Graph()
+    graph = tf.Graph()  # the cut tensors' dtypes and shapes, from what computes them
     with graph.as_default():
-        tf.graph_util.import_graph_def(graph_def, name="")
+        tf.graph_util.import_graph_def(extract(state.model.graph_def, [t.node for t in cut]),
+                                       name="")
     for ref in cut:
         if ref.index != 0:
             raise InputError(f"input '{ref.name}': only output 0 of a node can become an input; "

@@ -89,3 +89,21 @@ def test_keep_prob_flag_is_folded_not_an_input(sample, freeze, tmp_path):
     assert [i["name"] for i in sidecar["inputs"]] == ["x:0"], result.output
     assert sidecar["flags_folded"] == {"dnn/keep_prob": 1.0}
     assert sidecar["node_count"] <= 16
+
+
+def test_explicit_inputs_cut_the_graph(sample, freeze, tmp_path):
+    model_dir = sample("iris")
+    out = tmp_path / "head.pb"
+    result = freeze("--ckpt", model_dir, "--inputs", "dnn/Relu:0", "--outputs", "probs", "-o", out)
+    assert result.exit_code == 0, result.output
+    sidecar = json.loads((tmp_path / "head.pb.json").read_text())
+    assert [i["name"] for i in sidecar["inputs"]] == ["dnn/Relu:0"]
+    assert sidecar["inputs"][0]["shape"] == [None, 16]
+    assert "MatMul" in sidecar["op_counts"] and sidecar["op_counts"]["MatMul"] == 2
+    assert sidecar["verification"]["passed"]
+
+
+def test_unneeded_input_is_refused(sample, freeze):
+    result = freeze("--ckpt", sample("iris"), "--inputs", "y", "--outputs", "probs")
+    assert result.exit_code == 3
+    assert "input 'y:0' is not needed by outputs probs" in result.output
