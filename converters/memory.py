@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 
 _M_MMAP_THRESHOLD = -3
 _libc = None
@@ -33,7 +34,8 @@ def lean_allocator(threshold: int = 256 * 1024) -> None:
 
 
 def release() -> None:
-    """Give freed heap memory back to the OS."""
+    """Collect cycles (tf.Graph objects hold some) and give freed heap memory back to the OS."""
+    gc.collect()
     libc = _glibc()
     if libc:
         libc.malloc_trim(0)

@@ -102,7 +102,8 @@ class Batch:
     def __exit__(self, *exc) -> None:
         self.discard()
 
-    def stage(self, path: str, data: bytes) -> None:
+    def stage(self, path: str, data) -> None:
+        """Write `data` (bytes, or an iterable of byte chunks) to a temporary sibling of path."""
         check_writable([path], self.force)
         parent = dirname(path)
         tmp = join(parent or ".", f".{basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
@@ -111,7 +112,8 @@ class Batch:
                 os.makedirs(parent, exist_ok=True)
             self.temps[path] = tmp
             with _gfile().GFile(tmp, "wb") as f:
-                f.write(data)
+                for chunk in [data] if isinstance(data, bytes) else data:
+                    f.write(chunk)
         except Exception as err:
             raise OutputError(f"{path}: cannot write ({_short(err)})") from err
 

@@ -36,10 +36,15 @@ def fold_batch_norms(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
 
 
 def _fold_sweep(graph_def, keep: set[str]):
+    """One pass of non-overlapping folds, written straight into a new GraphDef.
+
+    New nodes go into the output as they are made and the weights they replace are not copied,
+    so a sweep holds the old and the new weights once each, not more.
+    """
     by_name = nodes_by_name(graph_def)
     users = consumers(graph_def)
+    out = with_nodes(graph_def, ())
     gone: set[str] = set()
-    new_nodes: list = []
     for node in graph_def.node:
         if node.name in gone:
             continue
@@ -47,13 +52,22 @@ def _fold_sweep(graph_def, keep: set[str]):
         if replacement is None:
             continue
         nodes, drop = replacement
-        if gone & set(drop):
+        if gone & {node.name, *drop}:
             continue  # overlaps a fold made in this sweep: next sweep
         gone |= {node.name, *drop}
-        new_nodes += nodes
-    if not new_nodes:
+        for old in drop:  # the replaced layer's own weights, if nothing else reads them
+            for inp in by_name[old].input[1:]:
+                src = split_tensor(inp)[0]
+                if by_name[src].op == "Const" and len(users.get(src, ())) == 1:
+                    gone.add(src)
+        while nodes:
+            out.node.add().CopyFrom(nodes.pop())
+    if not gone:
         return None
-    return with_nodes(graph_def, [n for n in graph_def.node if n.name not in gone] + new_nodes)
+    for node in graph_def.node:
+        if node.name not in gone:
+            out.node.add().CopyFrom(node)
+    return out
 
 
 def _fold_node(node, by_name, users, keep):

@@ -34,6 +34,35 @@ def tensor_infos(graph_def, refs) -> tuple[TensorInfo, ...]:
     return tuple(infos)
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def serialize_chunks(graph_def):
+    """`graph_def.SerializeToString(deterministic=True)`, one node at a time.
+
+    Protobuf writes fields in field-number order (node = 1, library = 2, version = 3,
+    versions = 4), each message field as tag, length, bytes; so the concatenation is the same
+    bytes without holding a second copy of a large graph in memory.
+    """
+    for node in graph_def.node:
+        data = node.SerializeToString(deterministic=True)
+        yield b"\x0a" + _varint(len(data)) + data
+    if graph_def.HasField("library"):
+        data = graph_def.library.SerializeToString(deterministic=True)
+        yield b"\x12" + _varint(len(data)) + data
+    if graph_def.version:
+        yield b"\x18" + _varint(graph_def.version)
+    if graph_def.HasField("versions"):
+        data = graph_def.versions.SerializeToString(deterministic=True)
+        yield b"\x22" + _varint(len(data)) + data
+
+
 def skeleton(graph_def):
     """The graph with big constants' bytes dropped (dtype and shape kept): enough for shape
     inference at a fraction of the memory."""
@@ -75,15 +104,21 @@ def run(state, options: ExportPbOptions):
         raise OutputError(f"{state.output_path}: the frozen graph would be {size / 2**30:.2f} GiB, "
                           "over the 2 GiB limit of one protobuf; use the server or onnx target")
     check_public_ops(graph_def)
-    data = graph_def.SerializeToString(deterministic=True)
-    state.batch.stage(state.output_path, data)
+    digest, sizes = hashlib.sha256(), []
+
+    def chunks():
+        for chunk in serialize_chunks(graph_def):
+            digest.update(chunk)
+            sizes.append(len(chunk))
+            yield chunk
+
+    state.batch.stage(state.output_path, chunks())
     artifact = Artifact(
-        path=state.output_path, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
+        path=state.output_path, sha256=digest.hexdigest(), size=sum(sizes),
         format="frozen_graph_pb",
         inputs=tensor_infos(graph_def, state.inputs),
         outputs=tensor_infos(graph_def, state.outputs),
         facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)})
-    del data
     return dataclasses.replace(state, artifact=artifact)
 
 
