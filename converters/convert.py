@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from graphfreeze import __version__, names, plan, storage
+from graphfreeze import __version__, memory, names, plan, storage
 from graphfreeze.errors import InputError
 from graphfreeze.registry import Registry
 from graphfreeze.state import State
@@ -114,6 +114,7 @@ def convert(request: Request, registry: Registry | None = None,
     paths = output_paths(request, plans, source_stem(request))
     sidecars = {t: p + ".json" for t, p in paths.items()}
     model = load_source(request)
+    memory.settle()
     initial = initial_state(request, model)
     storage.check_writable(list(paths.values()) + list(sidecars.values()), request.force)
     written = []

@@ -11,7 +11,16 @@ from graphfreeze.registry import Stage
 from graphfreeze.state import Artifact, TensorInfo
 
 PROTOBUF_LIMIT = 2**31 - 1
-BIG_CONST_BYTES = 4096  # constants this big are weights, never shapes or axes
+BIG_CONST_ELEMENTS = 1024  # constants this big are weights, never shapes or axes
+
+
+def is_big_const(node) -> bool:
+    if node.op != "Const":
+        return False
+    count = 1
+    for dim in node.attr["value"].tensor.tensor_shape.dim:
+        count *= dim.size
+    return count >= BIG_CONST_ELEMENTS
 
 
 @dataclass(frozen=True)
@@ -71,7 +80,7 @@ def skeleton(graph_def):
     out.library.CopyFrom(graph_def.library)
     for node in graph_def.node:
         new = out.node.add()
-        if node.op != "Const" or node.attr["value"].tensor.ByteSize() < BIG_CONST_BYTES:
+        if not is_big_const(node):
             new.CopyFrom(node)  # small constants may be shapes or axes: keep their values
             continue
         new.name, new.op = node.name, node.op

@@ -48,12 +48,11 @@ def run_candidate(graph_def, feeds: dict, fetches: list[str]) -> list:
     """Run the frozen graph: its structure imported without the big constants, whose values
     (read from the same GraphDef the artifact was serialized from) are fed instead. Same ops, same
     numbers, without TensorFlow holding three more copies of the weights."""
-    from graphfreeze.stages.export import BIG_CONST_BYTES, skeleton
+    from graphfreeze.stages.export import is_big_const, skeleton
     from tensorflow.python.framework import tensor_util
 
     weights = {f"{n.name}:0": tensor_util.MakeNdarray(n.attr["value"].tensor)
-               for n in graph_def.node
-               if n.op == "Const" and n.attr["value"].tensor.ByteSize() >= BIG_CONST_BYTES}
+               for n in graph_def.node if is_big_const(n)}
     return run_graph_def(skeleton(graph_def), {**feeds, **weights}, fetches)
 
 
