@@ -10,7 +10,7 @@ import os
 import posixpath
 import uuid
 
-from graphfreeze.errors import InputError, OutputError
+from graphfreeze.errors import GraphFreezeError, InputError, OutputError
 
 
 def _gfile():
@@ -114,6 +114,8 @@ class Batch:
             with _gfile().GFile(tmp, "wb") as f:
                 for chunk in [data] if isinstance(data, bytes) else data:
                     f.write(chunk)
+        except GraphFreezeError:
+            raise
         except Exception as err:
             raise OutputError(f"{path}: cannot write ({_short(err)})") from err
 

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import numpy as np
-from graphfreeze.graph.consts import const_value, make_const
+from graphfreeze.graph.consts import const_value, is_const, make_const
 from graphfreeze.graph.graphdefs import (
     consumers,
     extract,
@@ -149,9 +149,9 @@ def _layer_below(by_name, users, tensor, keep):
         node = by_name.get(name)
         if node is None or index != 0 or len(users.get(name, ())) != 1 or name in keep:
             return None
-        if const_value(by_name, bias.input[1]) is None:
+        if not is_const(by_name, bias.input[1]):
             return None
-    if node.op not in LAYER_OPS or const_value(by_name, node.input[1]) is None:
+    if node.op not in LAYER_OPS or not is_const(by_name, node.input[1]):
         return None
     if node.op == "MatMul" and node.attr["transpose_a"].b:
         return None

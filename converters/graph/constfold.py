@@ -8,10 +8,11 @@ from graphfreeze.graph.graphdefs import (
     is_control,
     nodes_by_name,
     reachable,
+    replace_nodes,
     rewire,
     split_tensor,
     tensor_name,
-    topo_sort,
+    topo_order,
     with_nodes,
 )
 from graphfreeze.graph.session import run_graph_def
@@ -34,17 +35,18 @@ def _foldable_op(op: str) -> bool:
     return op_def is not None and not op_def.is_stateful
 
 
-def fold_constants(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+def fold_constants(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
     """Replace every non-Const node computable from Consts alone by its value.
 
     `keep` are output node names: they survive (as Consts if folded) and define what is kept.
+    `owned=True`: edit `graph_def` in place.
     """
-    graph_def = topo_sort(graph_def)
+    order = topo_order(graph_def)
     # A Const with control inputs may sit in a cond branch (its frame): it is not a free value.
     const = {n.name for n in graph_def.node
              if n.op == "Const" and not any(is_control(i) for i in n.input)}
     foldable: set[str] = set()
-    for node in graph_def.node:
+    for node in order:
         if node.name in const or not _foldable_op(node.op):
             continue
         data = [split_tensor(i)[0] for i in node.input if not is_control(i)]
@@ -63,7 +65,7 @@ def fold_constants(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
             if src in foldable and index >= 0:
                 wanted.add((src, index))
     if not wanted:
-        return extract(graph_def, keep)
+        return extract(graph_def, keep, owned=owned)
     needed = reachable(graph_def, {name for name, _ in wanted})
     values = _evaluate(graph_def, needed & (foldable | const), sorted(wanted))
     by_name = nodes_by_name(graph_def)
@@ -76,9 +78,7 @@ def fold_constants(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
         new_nodes.append(make_const(new_name, value))
         if index != 0:
             mapping[tensor_name(name, index)] = new_name
-    replaced = {n.name for n in new_nodes}
-    kept = [n for n in graph_def.node if n.name not in replaced]
-    graph = rewire(with_nodes(graph_def, kept + new_nodes), mapping)
+    graph = rewire(replace_nodes(graph_def, new_nodes, owned=owned), mapping, owned=True)
     return extract(graph, keep, owned=True)
 
 

@@ -11,15 +11,33 @@ PASS_THROUGH = ("Identity", "Snapshot", "StopGradient", "PreventGradient")
 
 
 def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
-    proto = tensor_util.make_tensor_proto(np.asarray(value) if dtype is None else value, dtype)
     node = node_def_pb2.NodeDef(name=name, op="Const")
-    node.attr["dtype"].type = proto.dtype
-    node.attr["value"].tensor.CopyFrom(proto)
+    tensor = node.attr["value"].tensor
+    value = np.asarray(value) if dtype is None else value
+    if dtype is None and value.dtype.kind in "biufc":
+        set_tensor(tensor, value)
+    else:
+        tensor.CopyFrom(tensor_util.make_tensor_proto(value, dtype))
+    node.attr["dtype"].type = tensor.dtype
     return node
 
 
-def const_value(by_name: dict, tensor: str):
-    """numpy value of `tensor` if it is (an Identity chain over) a Const, else None."""
+def set_tensor(proto, value: np.ndarray) -> None:
+    """`proto.CopyFrom(make_tensor_proto(value))` for numeric arrays, without per-element checks."""
+    from tensorflow.python.framework import dtypes
+
+    if value.dtype.kind not in "biufc":
+        proto.CopyFrom(tensor_util.make_tensor_proto(value))
+        return
+    proto.Clear()
+    proto.dtype = dtypes.as_dtype(value.dtype).as_datatype_enum
+    for dim in value.shape:
+        proto.tensor_shape.dim.add().size = dim
+    proto.tensor_content = np.ascontiguousarray(value).tobytes()
+
+
+def _const_node(by_name: dict, tensor: str):
+    """The Const behind `tensor` (through an Identity chain), else None."""
     name, index = split_tensor(tensor)
     node = by_name.get(name)
     while node is not None and node.op in PASS_THROUGH and index == 0:
@@ -27,4 +45,26 @@ def const_value(by_name: dict, tensor: str):
         node = by_name.get(name)
     if node is None or node.op != "Const" or index != 0:
         return None
-    return tensor_util.MakeNdarray(node.attr["value"].tensor)
+    return node
+
+
+def is_const(by_name: dict, tensor: str) -> bool:
+    return _const_node(by_name, tensor) is not None
+
+
+def const_value(by_name: dict, tensor: str):
+    """numpy value (read-only) of `tensor` if it is (an Identity chain over) a Const, else None."""
+    node = _const_node(by_name, tensor)
+    return None if node is None else tensor_array(node.attr["value"].tensor)
+
+
+def tensor_array(proto) -> np.ndarray:
+    """numpy value of a TensorProto; a read-only view of its bytes when it has tensor_content."""
+    from tensorflow.python.framework import dtypes
+
+    content = proto.tensor_content
+    if content:
+        dtype = dtypes.as_dtype(proto.dtype).as_numpy_dtype
+        if np.dtype(dtype).kind in "biufc":
+            return np.frombuffer(content, dtype).reshape([d.size for d in proto.tensor_shape.dim])
+    return tensor_util.MakeNdarray(proto)

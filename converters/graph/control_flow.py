@@ -13,11 +13,11 @@ from graphfreeze.graph.graphdefs import (
     extract,
     is_control,
     nodes_by_name,
+    replace_nodes,
     rewire,
     split_tensor,
     tensor_name,
-    topo_sort,
-    with_nodes,
+    topo_order,
 )
 from tensorflow.core.framework import graph_pb2, node_def_pb2
 
@@ -27,16 +27,18 @@ IF_OPS = ("If", "StatelessIf")
 CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
 
 
-def resolve_switches(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
-    """Remove the dead side of every Switch whose predicate is a constant."""
-    graph_def = topo_sort(graph_def)
+def resolve_switches(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
+    """Remove the dead side of every Switch whose predicate is a constant.
+
+    `owned=True`: edit `graph_def` in place.
+    """
     by_name = nodes_by_name(graph_def)
     mapping: dict[str, str] = {}
     dead_tensors: set[str] = set()
     dead_nodes: set[str] = set()
     resolved: set[str] = set()
     replaced: dict[str, node_def_pb2.NodeDef] = {}
-    for node in graph_def.node:
+    for node in topo_order(graph_def):
         data = [tensor_name(*split_tensor(i)) for i in node.input if not is_control(i)]
         controls = [i[1:] for i in node.input if is_control(i)]
         if node.op in MERGE_OPS:
@@ -66,9 +68,8 @@ def resolve_switches(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
     for name in keep:
         if name in dead_nodes:
             raise ValueError(f"output '{name}' is only computed on the training branch")
-    nodes = [replaced.get(n.name, n) for n in graph_def.node]
-    nodes += [n for name, n in replaced.items() if name not in by_name]
-    graph = rewire(with_nodes(graph_def, nodes), mapping, drop=dead_nodes | resolved)
+    graph = rewire(replace_nodes(graph_def, list(replaced.values()), owned=owned), mapping,
+                   drop=dead_nodes | resolved, owned=True)
     return extract(graph, keep, owned=True)
 
 
@@ -78,8 +79,8 @@ def _identity(node, source: str) -> node_def_pb2.NodeDef:
     return new
 
 
-def inline_calls(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
-    """Inline function calls, and `If`s whose predicate is a constant."""
+def inline_calls(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
+    """Inline function calls, and `If`s whose predicate is a constant (`owned`: in place)."""
     by_name = nodes_by_name(graph_def)
     funcs = {f.signature.name: f for f in graph_def.library.function}
     keep_set = set(keep)
@@ -111,8 +112,8 @@ def inline_calls(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
             names.update(n.name for n in body)
             for index, tensor in enumerate(outputs):
                 mapping[tensor_name(caller, index)] = tensor
-    kept = [n for n in graph_def.node if n.name not in chosen]
-    graph = rewire(with_nodes(graph_def, kept + new_nodes), mapping, drop=set())
+    graph = rewire(replace_nodes(graph_def, new_nodes, remove=chosen, owned=owned), mapping,
+                   owned=True)
     return extract(graph, keep, owned=True)
 
 

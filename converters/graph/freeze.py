@@ -7,13 +7,13 @@ values read straight from the checkpoint so no session has to restore every vari
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
+from graphfreeze.graph.consts import set_tensor
 from tensorflow.core.framework import graph_pb2
 from tensorflow.python.framework import convert_to_constants as c2c
 from tensorflow.python.framework import dtypes as dtypes_lib
-from tensorflow.python.framework import tensor_util
 
 # Ops that only carry a reference through; with a constant behind them they take plain tensors.
 _REF_OPS = {"RefSwitch": "Switch", "RefIdentity": "Identity", "RefEnter": "Enter",
@@ -31,11 +31,12 @@ class _CheckpointValues(c2c._ConverterData):  # noqa: SLF001 -- see module docst
 
 
 def variables_to_constants(graph_def, dtypes: dict[str, int],
-                           read: Callable[[str], np.ndarray]) -> graph_pb2.GraphDef:
-    """Replace each variable node named in `dtypes` by a Const holding `read(name)`.
+                           read: Callable[[list[str]], Iterable[tuple[str, np.ndarray]]]
+                           ) -> graph_pb2.GraphDef:
+    """Replace each variable node named in `dtypes` by a Const holding its value.
 
-    The graph is rewired first with scalar stand-ins; then each constant gets its real value,
-    read one variable at a time, so at most one variable is held twice in memory.
+    The graph is rewired first with scalar stand-ins; then the constants get their real values
+    from `read(names)`, which yields (name, value) a few at a time, so little is held twice.
     """
     prepared = graph_pb2.GraphDef()
     prepared.CopyFrom(graph_def)
@@ -46,11 +47,14 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
                  for name, dtype in dtypes.items()}
     frozen, _ = c2c._replace_variables_by_constants(_CheckpointValues(prepared, stand_ins))
     del prepared
+    consts = {}
     for node in frozen.node:
         if node.op in _REF_OPS:
             node.op = _REF_OPS[node.op]
         elif node.name in dtypes and node.op == "Const":
-            value = read(node.name)
-            node.attr["value"].tensor.CopyFrom(tensor_util.make_tensor_proto(value))
-            del value
+            consts[node.name] = node
+    for name, value in read(sorted(consts)):
+        set_tensor(consts[name].attr["value"].tensor, value)
+        del value
     return frozen
+

@@ -101,38 +101,55 @@ def extract(graph_def, roots: Iterable[str], stop_at: Iterable[str] = (),
     return prune_functions(kept, owned=True)
 
 
-def rewire(graph_def, mapping: dict[str, str], drop: set[str] = frozenset()) -> GraphDef:
+def rewire(graph_def, mapping: dict[str, str], drop: set[str] = frozenset(),
+           owned: bool = False) -> GraphDef:
     """Replace data inputs by `mapping` (canonical tensor names), drop nodes in `drop`.
 
     Control inputs on a replaced node move to the replacement's node; inputs naming dropped
     nodes are removed (controls) -- a data input on a dropped node is a bug and raises.
+    With `owned=True` (the caller just built `graph_def`) it is edited in place, not copied.
     """
-    out = with_nodes(graph_def, ())
+    out = graph_def if owned else with_nodes(graph_def, ())
     for node in graph_def.node:
         if node.name in drop:
+            continue
+        inputs = _rewired_inputs(node, mapping, drop)
+        if owned:
+            if inputs != list(node.input):
+                del node.input[:]
+                node.input.extend(inputs)
             continue
         new = out.node.add()
         new.CopyFrom(node)
         del new.input[:]
-        controls: list[str] = []
-        for inp in node.input:
-            if is_control(inp):
-                target = node_of(mapping.get(inp[1:], inp[1:]))
-                if target not in drop and f"^{target}" not in controls:
-                    controls.append(f"^{target}")
-                continue
-            canon = tensor_name(*split_tensor(inp))
-            while canon in mapping:
-                canon = mapping[canon]
-            if node_of(canon) in drop:
-                raise ValueError(f"node {node.name} still reads dropped node {node_of(canon)}")
-            new.input.append(canon)
-        new.input.extend(controls)
+        new.input.extend(inputs)
+    if owned and drop:
+        for i in reversed([i for i, n in enumerate(out.node) if n.name in drop]):
+            del out.node[i]
     return out
 
 
-def topo_sort(graph_def) -> GraphDef:
-    """Deterministic order: producers before consumers, ties broken by name."""
+def _rewired_inputs(node, mapping: dict[str, str], drop) -> list[str]:
+    data: list[str] = []
+    controls: list[str] = []
+    for inp in node.input:
+        if is_control(inp):
+            target = node_of(mapping.get(inp[1:], inp[1:]))
+            if target not in drop and f"^{target}" not in controls:
+                controls.append(f"^{target}")
+            continue
+        canon = tensor_name(*split_tensor(inp))
+        while canon in mapping:
+            canon = mapping[canon]
+        if node_of(canon) in drop:
+            raise ValueError(f"node {node.name} still reads dropped node {node_of(canon)}")
+        data.append(canon)
+    return data + controls
+
+
+def topo_order(graph_def) -> list[NodeDef]:
+    """The nodes (not copies) in a deterministic order: producers before consumers, ties broken
+    by name."""
     by_name = nodes_by_name(graph_def)
     pending = {n.name: {node_of(i) for i in n.input if node_of(i) in by_name} for n in graph_def.node}
     users = consumers(graph_def)
@@ -151,7 +168,22 @@ def topo_sort(graph_def) -> GraphDef:
     if len(order) != len(by_name):  # cycles (while loops): keep the rest in name order
         placed = set(order)
         order.extend(sorted(n for n in by_name if n not in placed))
-    return with_nodes(graph_def, (by_name[n] for n in order))
+    return [by_name[n] for n in order]
+
+
+def replace_nodes(graph_def, new_nodes: list[NodeDef], remove: Iterable[str] = (),
+                  owned: bool = False) -> GraphDef:
+    """`graph_def` without the nodes in `remove` or named like a new node, plus `new_nodes`.
+
+    A copy, unless `owned=True` (the caller's own graph, edited in place).
+    """
+    gone = set(remove) | {n.name for n in new_nodes}
+    if not owned:
+        return with_nodes(graph_def, [n for n in graph_def.node if n.name not in gone] + new_nodes)
+    for i in reversed([i for i, n in enumerate(graph_def.node) if n.name in gone]):
+        del graph_def.node[i]
+    graph_def.node.extend(new_nodes)
+    return graph_def
 
 
 def function_names_used(attr_values: Iterable) -> set[str]:

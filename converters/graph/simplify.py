@@ -9,7 +9,6 @@ from graphfreeze.graph.graphdefs import (
     rewire,
     split_tensor,
     tensor_name,
-    topo_sort,
     with_nodes,
 )
 from tensorflow.core.framework import graph_pb2
@@ -26,29 +25,31 @@ def _stateful(op: str) -> bool:
     return op_def is None or op_def.is_stateful
 
 
-def drop_side_effect_controls(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+def drop_side_effect_controls(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
     """Drop control edges from stateful ops (Assert, Print, update ops) and NoOps.
 
     In a graph without frames (no Switch/Enter left) every control edge is dropped: nothing left
-    can need ordering, and it lets constants fold.
+    can need ordering, and it lets constants fold. `owned=True`: edit `graph_def` in place.
     """
     by_name = nodes_by_name(graph_def)
     has_frames = any(n.op in _FRAME_OPS for n in graph_def.node)
-    out = with_nodes(graph_def, ())
-    for node in graph_def.node:
-        new = out.node.add()
-        new.CopyFrom(node)
-        del new.input[:]
-        for inp in node.input:
-            if is_control(inp):
-                src = by_name.get(inp[1:])
-                if not has_frames or src is None or src.op == "NoOp" or _stateful(src.op):
-                    continue
-            new.input.append(inp)
+    changes = {}
+    for i, node in enumerate(graph_def.node):
+        kept = [inp for inp in node.input if not is_control(inp) or not (
+            not has_frames or by_name.get(inp[1:]) is None or by_name[inp[1:]].op == "NoOp"
+            or _stateful(by_name[inp[1:]].op))]
+        if len(kept) != len(node.input):
+            changes[i] = kept
+    if not changes:
+        return extract(graph_def, keep, owned=owned)
+    out = graph_def if owned else with_nodes(graph_def, graph_def.node)
+    for i, kept in changes.items():
+        del out.node[i].input[:]
+        out.node[i].input.extend(kept)
     return extract(out, keep, owned=True)
 
 
-def remove_identities(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+def remove_identities(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
     """Skip Identity-like nodes (and CheckNumerics/Print, which pass their input through)."""
     by_name = nodes_by_name(graph_def)
     protected = set(keep)
@@ -64,15 +65,21 @@ def remove_identities(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
         drop.add(node.name)
     if not mapping:
         return graph_def
-    return extract(rewire(graph_def, mapping, drop=drop), keep, owned=True)
+    return extract(rewire(graph_def, mapping, drop=drop, owned=owned), keep, owned=True)
 
 
-def canonicalize(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
-    """Devices cleared, stale colocation/shape attrs dropped, unused functions dropped, sorted."""
-    graph_def = topo_sort(extract(graph_def, keep))  # a new GraphDef: safe to edit in place
-    for node in graph_def.node:
+def canonicalize(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
+    """Devices cleared, stale colocation/shape attrs dropped, unused functions dropped.
+
+    Node order is left as is: `topo_order` gives the canonical order where it matters (the
+    serialized .pb), which saves copying every weight once more. `owned=True`: edit in place.
+    """
+    out = extract(graph_def, keep, owned=owned)
+    if out is graph_def and not owned:
+        out = with_nodes(graph_def, graph_def.node)
+    for node in out.node:
         node.device = ""
         for attr in _STRIP_ATTRS:
             if attr in node.attr:
                 del node.attr[attr]
-    return graph_def
+    return out

@@ -21,18 +21,18 @@ def strip_training(graph_def, keep: list[str], flags: dict[str, object],
 
     Returns the graph and the names of the dropouts removed.
     """
-    graph_def = fold_flags(graph_def, flags)
+    graph_def = fold_flags(graph_def, flags)  # a copy: every pass below may edit it in place
     dropouts: list[str] = []
     for _ in range(max_rounds):
         before = _signature(graph_def)
-        graph_def = drop_side_effect_controls(graph_def, keep)
-        graph_def = remove_identities(graph_def, keep)  # first: no Identity(Const) to evaluate
-        graph_def = fold_constants(graph_def, keep)
-        graph_def = resolve_switches(graph_def, keep)
-        graph_def = inline_calls(graph_def, keep)
+        graph_def = drop_side_effect_controls(graph_def, keep, owned=True)
+        graph_def = remove_identities(graph_def, keep, owned=True)  # first: no Identity(Const) to evaluate
+        graph_def = fold_constants(graph_def, keep, owned=True)
+        graph_def = resolve_switches(graph_def, keep, owned=True)
+        graph_def = inline_calls(graph_def, keep, owned=True)
         graph_def, removed = remove_dropout(graph_def, keep)
         dropouts += removed
-        graph_def = remove_identities(graph_def, keep)
+        graph_def = remove_identities(graph_def, keep, owned=True)
         if _signature(graph_def) == before:
             break
     return graph_def, dropouts
@@ -41,8 +41,9 @@ def strip_training(graph_def, keep: list[str], flags: dict[str, object],
 def optimize_for_inference(graph_def, keep: list[str],
                            batch_norms: bool = True) -> graph_pb2.GraphDef:
     """Fold batch norms and per-channel constants into layers, refold, canonical form."""
+    original = graph_def
     if batch_norms:
         graph_def = fold_batch_norms(graph_def, keep)
-    graph_def = fold_constants(graph_def, keep)
-    graph_def = remove_identities(graph_def, keep)
-    return canonicalize(graph_def, keep)
+    graph_def = fold_constants(graph_def, keep, owned=graph_def is not original)
+    graph_def = remove_identities(graph_def, keep, owned=graph_def is not original)
+    return canonicalize(graph_def, keep, owned=graph_def is not original)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,8 +30,8 @@ class LoadedModel(Protocol):
     def check_variables(self, nodes: list[str]) -> None:
         """Raise InputError if a variable is missing or shaped unlike the graph says."""
 
-    def read_variable(self, node: str) -> Any:
-        """The value (numpy array) of one variable node."""
+    def read_variables(self, nodes: list[str]) -> Iterator[tuple[str, Any]]:
+        """(node, numpy value) for each variable node, in order, a few at a time."""
 
     def run_reference(self, graph_def, feeds: dict[str, Any], fetches: list[str]) -> list[Any]:
         """Run `graph_def` (a pruned copy of the original) with variables restored."""

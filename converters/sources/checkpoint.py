@@ -15,6 +15,7 @@ from graphfreeze.errors import InputError
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
 from graphfreeze.sources.base import VARIABLE_OPS, ReadStats, VariableSpec
 
+READ_GROUP_BYTES = 16 * 2**20  # per RestoreV2 call: few calls, little held twice
 _SUFFIXES = re.compile(r"\.(meta|index|data-\d{5}-of-\d{5})$")
 
 
@@ -170,6 +171,16 @@ def _var_shape(node) -> tuple[int, ...] | None:
     return tuple(d.size for d in node.attr["shape"].shape.dim)
 
 
+def _spec_bytes(spec: VariableSpec) -> int:
+    import numpy as np
+
+    count = int(np.prod(spec.shape)) if spec.shape else 1
+    return count * _DTYPE_SIZES.get(spec.dtype, 4)
+
+
+_DTYPE_SIZES = {1: 4, 2: 8, 3: 4, 9: 8, 19: 2, 14: 2, 4: 1, 6: 1, 10: 1}  # DataType enum: bytes
+
+
 def _slice_shape(spec: VariableSpec, full: tuple[int, ...]) -> tuple[int, ...]:
     """Shape of the part a 'd0 d1 off,len:off,len' slice spec selects ('-' = whole dim)."""
     if not spec.slice:
@@ -228,21 +239,42 @@ class CheckpointModel:
 
     def read_variable(self, node: str):
         """One variable's value (numpy), read with the Saver's key and slice."""
+        return next(self.read_variables([node]))[1]
+
+    def read_variables(self, nodes: list[str]):
+        """(node, numpy value) for each node, read a few MB per RestoreV2 call."""
+        group: list[VariableSpec] = []
+        size = 0
+        for node in nodes:
+            spec = self.variables[node]
+            group.append(spec)
+            size += _spec_bytes(spec)
+            if size >= READ_GROUP_BYTES:
+                yield from self._restore(group)
+                group, size = [], 0
+        if group:
+            yield from self._restore(group)
+
+    def _restore(self, specs: list[VariableSpec]):
         import tensorflow as tf
 
-        spec = self.variables[node]
         try:
-            value = tf.raw_ops.RestoreV2(prefix=self.prefix, tensor_names=[spec.key],
-                                         shape_and_slices=[spec.slice],
-                                         dtypes=[spec.dtype])[0].numpy()
+            values = list(tf.raw_ops.RestoreV2(prefix=self.prefix,
+                                               tensor_names=[s.key for s in specs],
+                                               shape_and_slices=[s.slice for s in specs],
+                                               dtypes=[s.dtype for s in specs]))
         except tf.errors.OpError as err:
+            keys = ", ".join(s.key for s in specs[:3]) + (", ..." if len(specs) > 3 else "")
             raise InputError(
-                f"{self.prefix}.data-*: cannot read variable '{spec.key}' "
+                f"{self.prefix}.data-*: cannot read variable {keys} "
                 f"({_first_line(err)}); the checkpoint is truncated or corrupt, re-save or "
                 "re-copy it") from err
-        self.stats.variables_read += 1
-        self.stats.bytes_read += value.nbytes
-        return value
+        for i, spec in enumerate(specs):
+            value = values[i].numpy()
+            values[i] = None  # let TensorFlow's copy go as soon as numpy has its own
+            self.stats.variables_read += 1
+            self.stats.bytes_read += value.nbytes
+            yield spec.node, value
 
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
         """Import `graph_def`, restore its variables from the checkpoint, run `fetches`."""
@@ -252,13 +284,13 @@ class CheckpointModel:
         graph = tf.Graph()
         with graph.as_default():
             tf.graph_util.import_graph_def(graph_def, name="")
+            nodes = [n for n in graph_def.node if n.op in VARIABLE_OPS]
+            specs = [self.variables[n.name] for n in nodes]
+            values = tf.raw_ops.RestoreV2(prefix=self.prefix, tensor_names=[s.key for s in specs],
+                                          shape_and_slices=[s.slice for s in specs],
+                                          dtypes=[s.dtype for s in specs]) if specs else []
             restores = []
-            for node in graph_def.node:
-                if node.op not in VARIABLE_OPS:
-                    continue
-                spec = self.variables[node.name]
-                value = tf.raw_ops.RestoreV2(prefix=self.prefix, tensor_names=[spec.key],
-                                             shape_and_slices=[spec.slice], dtypes=[spec.dtype])[0]
+            for node, value in zip(nodes, values, strict=True):
                 target = graph.get_tensor_by_name(node.name + ":0")
                 if node.op == "VarHandleOp":
                     restores.append(tf.raw_ops.AssignVariableOp(resource=target, value=value))

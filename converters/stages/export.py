@@ -52,14 +52,15 @@ def _varint(n: int) -> bytes:
             return bytes(out)
 
 
-def serialize_chunks(graph_def):
-    """`graph_def.SerializeToString(deterministic=True)`, one node at a time.
+def serialize_chunks(graph_def, nodes=None):
+    """`graph_def.SerializeToString(deterministic=True)`, one node at a time (in the order of
+    `nodes`, a permutation of graph_def.node, if given).
 
     Protobuf writes fields in field-number order (node = 1, library = 2, version = 3,
     versions = 4), each message field as tag, length, bytes; so the concatenation is the same
     bytes without holding a second copy of a large graph in memory.
     """
-    for node in graph_def.node:
+    for node in graph_def.node if nodes is None else nodes:
         data = node.SerializeToString(deterministic=True)
         yield b"\x0a" + _varint(len(data)) + data
     if graph_def.HasField("library"):
@@ -105,25 +106,28 @@ def check_public_ops(graph_def) -> None:
 
 
 def run(state, options: ExportPbOptions):
-    from graphfreeze.graph.graphdefs import op_counts
+    from graphfreeze.graph.graphdefs import op_counts, topo_order
 
     graph_def = state.graph_def
-    size = graph_def.ByteSize()
-    if size > options.max_bytes:
-        raise OutputError(f"{state.output_path}: the frozen graph would be {size / 2**30:.2f} GiB, "
-                          "over the 2 GiB limit of one protobuf; use the server or onnx target")
+    too_big = OutputError(f"{state.output_path}: the frozen graph is over the 2 GiB limit of one "
+                          "protobuf (its weights are constants); use the server or onnx target")
+    if sum(len(n.attr["value"].tensor.tensor_content) for n in graph_def.node
+           if is_big_const(n)) > options.max_bytes:
+        raise too_big  # before writing anything; the exact size is checked as it streams
     check_public_ops(graph_def)
-    digest, sizes = hashlib.sha256(), []
+    digest, written = hashlib.sha256(), [0]
 
     def chunks():
-        for chunk in serialize_chunks(graph_def):
+        for chunk in serialize_chunks(graph_def, topo_order(graph_def)):
             digest.update(chunk)
-            sizes.append(len(chunk))
+            written[0] += len(chunk)
+            if written[0] > options.max_bytes:
+                raise too_big
             yield chunk
 
     state.batch.stage(state.output_path, chunks())
     artifact = Artifact(
-        path=state.output_path, sha256=digest.hexdigest(), size=sum(sizes),
+        path=state.output_path, sha256=digest.hexdigest(), size=written[0],
         format="frozen_graph_pb",
         inputs=tensor_infos(graph_def, state.inputs),
         outputs=tensor_infos(graph_def, state.outputs),

@@ -56,10 +56,10 @@ def run(state, _options):
     state.model.check_variables(sorted(dtypes))
     sizes = []
 
-    def read(name):
-        value = state.model.read_variable(name)
-        sizes.append(value.nbytes)
-        return value
+    def read(names):
+        for name, value in state.model.read_variables(names):
+            sizes.append(value.nbytes)
+            yield name, value
 
     frozen = variables_to_constants(graph_def, dtypes, read)
     return dataclasses.replace(state, graph_def=frozen, notes=state.noted(

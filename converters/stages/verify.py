@@ -48,10 +48,10 @@ def run_candidate(graph_def, feeds: dict, fetches: list[str]) -> list:
     """Run the frozen graph: its structure imported without the big constants, whose values
     (read from the same GraphDef the artifact was serialized from) are fed instead. Same ops, same
     numbers, without TensorFlow holding three more copies of the weights."""
+    from graphfreeze.graph.consts import tensor_array
     from graphfreeze.stages.export import is_big_const, skeleton
-    from tensorflow.python.framework import tensor_util
 
-    weights = {f"{n.name}:0": tensor_util.MakeNdarray(n.attr["value"].tensor)
+    weights = {f"{n.name}:0": tensor_array(n.attr["value"].tensor)
                for n in graph_def.node if is_big_const(n)}
     return run_graph_def(skeleton(graph_def), {**feeds, **weights}, fetches)
 

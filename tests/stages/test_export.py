@@ -32,3 +32,28 @@ def test_skeleton_keeps_shapes_without_the_weights():
     assert bare.ByteSize() < graph_def.ByteSize() / 10
     (info,) = tensor_infos(graph_def, [TensorRef("y")])
     assert info.shape == (None, 20) and info.dtype == "float32"
+
+
+def test_graph_over_the_protobuf_limit_is_refused_before_writing(sample, tmp_path):
+    from graphfreeze.convert import Request, convert
+    from graphfreeze.errors import OutputError
+    from graphfreeze.registry import Registry, parse_target
+
+    registry = Registry.default(plugins=False)
+    registry.add_target(parse_target({
+        "schema_version": 1, "name": "tiny-limit", "description": "android with a 1 KB limit",
+        "stages": [{"use": "freeze_variables"}, {"use": "strip_training"},
+                   {"use": "optimize_for_inference"}, {"use": "export_pb", "max_bytes": 1024}]},
+        "test"))
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "model.pb"
+    ckpt = sample("iris") / "model.ckpt-200"
+    try:
+        convert(Request(source=str(ckpt), outputs=("probs",), targets=("tiny-limit",),
+                        output=str(out)), registry)
+    except OutputError as err:
+        assert "2 GiB limit" in str(err) and "server or onnx" in str(err)
+    else:
+        raise AssertionError("a graph over max_bytes was written")
+    assert list(out_dir.iterdir()) == []
