@@ -4,8 +4,8 @@
         [--ours-cmd "freeze"] [--only-peer] [--cache bench/.cache] [--markdown FILE]
 
 For each case the checkpoint is built once into the cache dir (models/resnet50_ckpt.py), then
-each tool freezes it `--repeat` times as a child process; wall time and peak RSS (from
-os.wait4's rusage for that child) are reported as medians. The frozen graphs are inspected
+each tool freezes it `--repeat` times as a child process; wall time and peak RSS (GNU
+/usr/bin/time's %M for that child) are reported as medians. The frozen graphs are inspected
 (node count, If/Switch/Merge, op histogram) and run on the same seeded batch to compare `probs:0`.
 Also times `freeze --help` and `freeze targets` (median of 5; budget 0.5 s).
 """

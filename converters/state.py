@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,8 @@ class Artifact:
     inputs: tuple[TensorInfo, ...]
     outputs: tuple[TensorInfo, ...]
     facts: dict = field(default_factory=dict)
+    # Runs the staged file on {input name: array} and returns the outputs in order (verify).
+    run: Callable[[dict], list] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -87,14 +87,16 @@ class Batch:
     """Files written to temporary siblings as they are made, renamed into place together.
 
         with Batch(force) as batch:
-            batch.stage(path, data)      # now: a temporary sibling
-            ...
-            batch.commit()               # all renames; on an exception, temporaries removed
+            batch.stage(path, data)            # a file, now in a temporary sibling
+            tmp = batch.workdir([a, b])        # or: a temporary dir to write a/b (files or dirs)
+            ...                                #     into under their own base names
+            batch.commit()                     # all renames; on an exception, temporaries removed
     """
 
     def __init__(self, force: bool):
         self.force = force
-        self.temps: dict[str, str] = {}
+        self.temps: dict[str, str] = {}  # final path -> temporary path
+        self.dirs: list[str] = []  # temporary directories, removed at the end
 
     def __enter__(self) -> Batch:
         return self
@@ -119,23 +121,75 @@ class Batch:
         except Exception as err:
             raise OutputError(f"{path}: cannot write ({_short(err)})") from err
 
+    def workdir(self, paths: list[str]) -> str:
+        """A temporary directory beside paths[0]; whatever the caller writes there under each
+        path's base name is renamed to that path at commit. Paths must share one parent."""
+        check_writable(paths, self.force)
+        parent = dirname(paths[0])
+        tmp = join(parent or ".", f".{basename(paths[0])}.tmp-{uuid.uuid4().hex[:8]}")
+        try:
+            _gfile().makedirs(tmp)
+        except Exception as err:
+            raise OutputError(f"{paths[0]}: cannot write ({_short(err)})") from err
+        self.dirs.append(tmp)
+        for path in paths:
+            self.temps[path] = join(tmp, basename(path))
+        return tmp
+
+    def temp_path(self, path: str) -> str:
+        """Where `path` is until commit."""
+        return self.temps[path]
+
     def commit(self) -> None:
         gfile = _gfile()
         try:
             for path, tmp in list(self.temps.items()):
-                gfile.rename(tmp, path, overwrite=True)
+                if not gfile.exists(tmp):
+                    raise OutputError(f"{path}: was never written; report this as a graphfreeze bug")
+                if gfile.isdir(tmp):
+                    if gfile.exists(path):
+                        gfile.rmtree(path)  # check_writable refused it unless --force
+                    gfile.rename(tmp, path)
+                else:
+                    gfile.rename(tmp, path, overwrite=True)
                 del self.temps[path]
+        except GraphFreezeError:
+            raise
         except Exception as err:
             raise OutputError(f"{path}: cannot write ({_short(err)})") from err
+        self.discard()
 
     def discard(self) -> None:
-        for tmp in self.temps.values():
+        gfile = _gfile()
+        for tmp in [*self.temps.values(), *self.dirs]:
             try:
-                if _gfile().exists(tmp):
-                    _gfile().remove(tmp)
+                if gfile.isdir(tmp):
+                    gfile.rmtree(tmp)
+                elif gfile.exists(tmp):
+                    gfile.remove(tmp)
             except Exception:  # best effort: never hide the error that got us here
                 pass
         self.temps.clear()
+        self.dirs.clear()
+
+
+def tree_digest(path: str) -> tuple[str, int]:
+    """(sha256, bytes) of a file, or of a directory's files (relative names and contents)."""
+    import hashlib
+
+    gfile = _gfile()
+    digest, total = hashlib.sha256(), 0
+    files = [(path, "")] if not gfile.isdir(path) else [
+        (join(root, name), join(root, name)[len(path):].lstrip("/"))
+        for root, _, names in sorted(gfile.walk(path)) for name in sorted(names)]
+    for full, rel in files:
+        if rel:
+            digest.update(rel.encode() + b"\0")
+        with gfile.GFile(full, "rb") as f:
+            while chunk := f.read(1 << 22):
+                digest.update(chunk)
+                total += len(chunk)
+    return digest.hexdigest(), total
 
 
 def write_files(files: dict[str, bytes], force: bool) -> None:

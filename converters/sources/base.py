@@ -26,6 +26,7 @@ class LoadedModel(Protocol):
     graph_file: str  # the file holding the graph, for messages
     graph_def: Any
     variables: dict[str, VariableSpec]
+    memo: dict  # results stages share across a run's targets (e.g. the reference outputs)
 
     def check_variables(self, nodes: list[str]) -> None:
         """Raise InputError if a variable is missing or shaped unlike the graph says."""

@@ -204,6 +204,7 @@ class CheckpointModel:
         self.graph_def = self.meta_graph.graph_def
         self.variables = saver_variables(self.meta_graph)
         self.stats = ReadStats()
+        self.memo: dict = {}  # results stages share across targets (the reference outputs)
         self._reader = None
 
     def _checkpoint_reader(self):

@@ -107,6 +107,7 @@ def check_public_ops(graph_def) -> None:
 
 def run(state, options: ExportPbOptions):
     from graphfreeze.graph.graphdefs import op_counts, topo_order
+    from graphfreeze.stages.verify import run_candidate
 
     graph_def = state.graph_def
     too_big = OutputError(f"{state.output_path}: the frozen graph is over the 2 GiB limit of one "
@@ -131,7 +132,8 @@ def run(state, options: ExportPbOptions):
         format="frozen_graph_pb",
         inputs=tensor_infos(graph_def, state.inputs),
         outputs=tensor_infos(graph_def, state.outputs),
-        facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)})
+        facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)},
+        run=lambda feeds: run_candidate(graph_def, feeds, [t.name for t in state.outputs]))
     return dataclasses.replace(state, artifact=artifact)
 
 

@@ -6,14 +6,16 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze import memory
-from graphfreeze.errors import InputError, VerificationError
+from graphfreeze.errors import ConfigError, InputError, VerificationError
 from graphfreeze.graph.session import run_graph_def
 from graphfreeze.registry import Stage
 
 
 @dataclass(frozen=True)
 class VerifyOptions:
-    tolerance: float = 1e-5
+    tolerance: float = 1e-5  # max abs difference allowed per output
+    mean_tolerance: float | None = None  # mean abs difference allowed (quantized targets)
+    min_top1: float | None = None  # share of rows whose arg-max agrees (classifier outputs)
     batch_size: int = 2
     seed: int = 0
 
@@ -69,36 +71,73 @@ def reference_outputs(state, feeds: dict) -> list:
                                      [t.name for t in state.outputs])
 
 
-def max_abs_diff(expected, got) -> float:
+def compare(expected, got) -> dict:
+    """max and mean abs difference, and top-1 agreement for [batch, classes] outputs."""
     import numpy as np
 
     if expected.shape != got.shape:
-        return float("inf")
+        return {"max_abs_diff": float("inf"), "mean_abs_diff": float("inf"),
+                "shape": [list(expected.shape), list(got.shape)]}
     if expected.dtype.kind in "fc":
         same_nan = np.isnan(expected) & np.isnan(got)
         diff = np.where(same_nan, 0, np.abs(expected.astype(np.float64) - got.astype(np.float64)))
     else:
         diff = (expected != got).astype(np.float64)
-    return float(diff.max()) if diff.size else 0.0
+    result = {"max_abs_diff": float(diff.max()) if diff.size else 0.0,
+              "mean_abs_diff": float(diff.mean()) if diff.size else 0.0}
+    if expected.ndim >= 2 and expected.shape[-1] > 1 and expected.dtype.kind in "fiu":
+        agree = np.argmax(expected, axis=-1) == np.argmax(got, axis=-1)
+        result["top1_agreement"] = float(agree.mean())
+    return result
+
+
+def failure(metrics: dict, options: VerifyOptions) -> str | None:
+    """Why `metrics` fail the options' thresholds, or None."""
+    if metrics["max_abs_diff"] > options.tolerance:
+        return f"differs by up to {metrics['max_abs_diff']:.3g} (tolerance {options.tolerance:g})"
+    if options.mean_tolerance is not None and metrics["mean_abs_diff"] > options.mean_tolerance:
+        return (f"differs by {metrics['mean_abs_diff']:.3g} on average (mean tolerance "
+                f"{options.mean_tolerance:g})")
+    top1 = metrics.get("top1_agreement")
+    if options.min_top1 is not None and top1 is not None and top1 < options.min_top1:
+        return f"agrees on the top-1 class for {top1:.0%} of rows (needs {options.min_top1:.0%})"
+    return None
+
+
+def shared_reference(state, feeds: dict, options: VerifyOptions) -> list:
+    """The original's outputs, computed once per run for all targets with the same inputs."""
+    key = ("reference", options.seed, options.batch_size)
+    memo = state.model.memo
+    if key not in memo:
+        memo[key] = reference_outputs(state, feeds)
+        memory.release()  # the reference session's buffers, before the candidate's are made
+    return memo[key]
 
 
 def run(state, options: VerifyOptions):
     artifact = state.artifact
+    if artifact.run is None:
+        raise ConfigError(f"target '{state.target}': its export stage gives no way to run the "
+                          "artifact, so it cannot be verified; pass --no-verify")
     feeds = sample_inputs(artifact.inputs, options.batch_size, options.seed)
-    expected = reference_outputs(state, feeds)
-    memory.release()  # the reference session's buffers, before the candidate's are made
-    got = run_candidate(state.graph_def, feeds, [t.name for t in artifact.outputs])
-    diffs = {t.name: max_abs_diff(e, g) for t, e, g in zip(artifact.outputs, expected, got,
-                                                           strict=True)}
+    expected = shared_reference(state, feeds, options)
+    got = artifact.run(feeds)
+    metrics = {t.name: compare(e, g) for t, e, g in zip(artifact.outputs, expected, got,
+                                                        strict=True)}
+    failures = {name: failure(m, options) for name, m in metrics.items()}
     report = {"tolerance": options.tolerance, "seed": options.seed,
-              "batch_size": options.batch_size, "max_abs_diff": diffs,
-              "passed": all(d <= options.tolerance for d in diffs.values())}
+              "batch_size": options.batch_size,
+              "max_abs_diff": {k: m["max_abs_diff"] for k, m in metrics.items()},
+              "metrics": metrics, "passed": not any(failures.values())}
+    if options.mean_tolerance is not None:
+        report["mean_tolerance"] = options.mean_tolerance
+    if options.min_top1 is not None:
+        report["min_top1"] = options.min_top1
     if not report["passed"]:
-        worst = max(diffs, key=diffs.get)
+        name, why = next((k, v) for k, v in failures.items() if v)
         raise VerificationError(
-            f"{artifact.path}: output '{worst}' differs from the original by {diffs[worst]:.3g} "
-            f"(tolerance {options.tolerance:g}); nothing written. Check --outputs/--inputs, or "
-            "pass --tolerance X or --no-verify")
+            f"{artifact.path}: output '{name}' {why} against the original; nothing written. "
+            "Check --outputs/--inputs, or pass --tolerance X or --no-verify")
     artifact = dataclasses.replace(artifact, facts={**artifact.facts, "verification": report})
     return dataclasses.replace(state, artifact=artifact)
 
