@@ -63,9 +63,16 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--no-verify", is_flag=True, help="Skip comparing against the original model.")
 @click.option("--tolerance", type=float, metavar="X",
               help="Max abs difference allowed by verification (default: the target's).")
+@click.option("--as-text", is_flag=True, help="server: write saved_model.pbtxt (text) instead.")
+@click.option("--opset", type=int, metavar="N",
+              help="onnx: ONNX opset (default: newest tf2onnx and onnxruntime both support).")
+@click.option("--allow-tf-ops", is_flag=True,
+              help="tflite*: let ops TFLite lacks run as TensorFlow kernels (SELECT_TF_OPS).")
+@click.option("--calibration", metavar="FILE.npz",
+              help="edge-int8: representative inputs, one array per input name.")
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
 def convert_command(ckpt, meta, step, outputs, inputs, targets, output, force, no_verify,
-                    tolerance, debug):
+                    tolerance, as_text, opset, allow_tf_ops, calibration, debug):
     """Freeze a TF1 checkpoint: variables to constants, training ops stripped, verified.
 
     \b
@@ -74,7 +81,9 @@ def convert_command(ckpt, meta, step, outputs, inputs, targets, output, force, n
     """
     from graphfreeze.convert import Request
 
-    overrides = {"tolerance": tolerance} if tolerance is not None else {}
+    given = {"tolerance": tolerance, "opset": opset, "calibration": calibration,
+             "as_text": as_text or None, "allow_tf_ops": allow_tf_ops or None}
+    overrides = {k: v for k, v in given.items() if v is not None}
     request = Request(source=ckpt, meta=meta, step=step, outputs=_split(outputs),
                       inputs=_split(inputs), targets=_split(targets) or ("android",),
                       output=output, force=force, verify=not no_verify, overrides=overrides)
@@ -96,25 +105,56 @@ def _print_written(written) -> None:
     from rich.console import Console
 
     out = Console(highlight=False, soft_wrap=True)
+    first = written[0].sidecar
+    for role in ("inputs", "outputs"):
+        for t in first[role]:
+            out.print(f"{role[:-1]:<7} {t['name']:<24} {t['dtype']:<8} {_shape(t['shape'])}")
     for w in written:
         car = w.sidecar
         out.print(f"[bold]{w.target}[/]: wrote {w.path} ({_size(car['bytes'])}, "
                   f"{car['node_count']} nodes)")
-        for role in ("inputs", "outputs"):
-            for t in car[role]:
-                shape = "?" if t["shape"] is None else \
-                    "[" + ", ".join("?" if d is None else str(d) for d in t["shape"]) + "]"
-                out.print(f"  {role[:-1]:<7} {t['name']:<24} {t['dtype']:<8} {shape}")
-        check = car.get("verification")
-        if check:
-            diffs = ", ".join(f"{k} {v:.2g}" for k, v in check["max_abs_diff"].items())
-            out.print(f"  verified max |diff|: {diffs} (tolerance {check['tolerance']:g})")
-        else:
-            out.print("  not verified (--no-verify)")
-        feeds = ", ".join(f'"{t["node"]}"' for t in car["inputs"])
-        fetches = ", ".join(f'"{t["node"]}"' for t in car["outputs"])
-        out.print(f"  android: feed({feeds}), fetch({fetches})")
+        if car["format"] == "frozen_graph_pb":
+            feeds = ", ".join(f'"{t["node"]}"' for t in car["inputs"])
+            fetches = ", ".join(f'"{t["node"]}"' for t in car["outputs"])
+            out.print(f"  android: feed({feeds}), fetch({fetches})")
+        if car["format"] == "saved_model":
+            out.print(f"  signature {car['signature']}: inputs "
+                      f"{', '.join(car['signature_inputs'])}; outputs "
+                      f"{', '.join(car['signature_outputs'])}")
+        if car.get("external_data"):
+            out.print(f"  weights in {car['external_data']} (keep it beside the model)")
         out.print(f"  sidecar: {w.sidecar_path}")
+    Console(highlight=False, width=max(out.width, 120)).print(_verification_table(written))
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for warning in sorted({x for w in written for x in w.sidecar.get("warnings", [])}):
+        err.print(f"[bold yellow]warning:[/] {warning}")
+
+
+def _shape(shape) -> str:
+    return "?" if shape is None else "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _verification_table(written):
+    from rich.table import Table
+
+    table = Table(title="compared with the original on seeded inputs", title_justify="left")
+    for col in ("target", "file", "size", "output", "max |diff|", "mean |diff|", "top-1", "ok"):
+        table.add_column(col, no_wrap=col != "file", overflow="fold", justify="right" if col in (
+            "size", "max |diff|", "mean |diff|", "top-1") else "left")
+    for w in written:
+        car = w.sidecar
+        check = car.get("verification")
+        name = car["file"]
+        if not check:
+            table.add_row(w.target, name, _size(car["bytes"]), "-", "not verified", "", "", "")
+            continue
+        for output, m in check["metrics"].items():
+            top1 = m.get("top1_agreement")
+            table.add_row(w.target, name, _size(car["bytes"]), output, f"{m['max_abs_diff']:.2g}",
+                          f"{m['mean_abs_diff']:.2g}", "" if top1 is None else f"{top1:.0%}",
+                          "yes" if check["passed"] else "no")
+            name = ""  # the file once per target
+    return table
 
 
 def _size(n: int) -> str:
@@ -157,18 +197,13 @@ def _quiet_tensorflow(debug: bool) -> None:
         return
     import logging
 
+    from graphfreeze.quiet import native_stderr_off
+
     logging.getLogger("tensorflow").setLevel(logging.ERROR)
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
+    with native_stderr_off():
         import tensorflow as tf
 
         tf.config.list_physical_devices()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
     tf.get_logger().setLevel("ERROR")
     tf.autograph.set_verbosity(0)
 

@@ -47,15 +47,18 @@ def load_source(request: Request):
 
 
 def output_paths(request: Request, plans: list[plan.TargetPlan], stem: str) -> dict[str, str]:
-    """Where each target's artifact goes: -o for one target, else beside the source."""
+    """Where each target's artifact goes: -o for one target, else beside the source (or in
+    -o DIR/). The target's name goes into the file name when targets share a suffix."""
     out = request.output
     if out and len(plans) == 1 and not out.endswith("/"):
         return {plans[0].target.name: out}
     folder = out.rstrip("/") if out else None
+    suffixes = [p.suffix for p in plans]
     paths = {}
     for p in plans:
-        name = stem + (f".{p.target.name}" if len(plans) > 1 else "") + p.suffix
-        paths[p.target.name] = storage.join(folder, name) if folder else name
+        shared = suffixes.count(p.suffix) > 1 and p.target.name != p.suffix.lstrip(".")
+        name = stem + (f".{p.target.name}" if shared else "") + p.suffix
+        paths[p.target.name] = storage.join(folder, storage.basename(name)) if folder else name
     return paths
 
 

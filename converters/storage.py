@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import tempfile
 import uuid
 
 from graphfreeze.errors import GraphFreezeError, InputError, OutputError
@@ -122,13 +123,16 @@ class Batch:
             raise OutputError(f"{path}: cannot write ({_short(err)})") from err
 
     def workdir(self, paths: list[str]) -> str:
-        """A temporary directory beside paths[0]; whatever the caller writes there under each
-        path's base name is renamed to that path at commit. Paths must share one parent."""
+        """A local temporary directory; whatever the caller writes there under each path's base
+        name is moved to that path at commit. Beside paths[0] for local paths (a rename), in the
+        system temp dir for remote ones (an upload). Paths must share one parent."""
         check_writable(paths, self.force)
         parent = dirname(paths[0])
-        tmp = join(parent or ".", f".{basename(paths[0])}.tmp-{uuid.uuid4().hex[:8]}")
+        name = f".{basename(paths[0])}.tmp-{uuid.uuid4().hex[:8]}"
+        tmp = os.path.join(tempfile.gettempdir(), name) if is_remote(paths[0]) else \
+            join(parent or ".", name)
         try:
-            _gfile().makedirs(tmp)
+            os.makedirs(tmp)
         except Exception as err:
             raise OutputError(f"{paths[0]}: cannot write ({_short(err)})") from err
         self.dirs.append(tmp)
@@ -136,17 +140,15 @@ class Batch:
             self.temps[path] = join(tmp, basename(path))
         return tmp
 
-    def temp_path(self, path: str) -> str:
-        """Where `path` is until commit."""
-        return self.temps[path]
-
     def commit(self) -> None:
         gfile = _gfile()
         try:
             for path, tmp in list(self.temps.items()):
                 if not gfile.exists(tmp):
                     raise OutputError(f"{path}: was never written; report this as a graphfreeze bug")
-                if gfile.isdir(tmp):
+                if is_remote(path) and not is_remote(tmp):
+                    _upload(tmp, path)
+                elif gfile.isdir(tmp):
                     if gfile.exists(path):
                         gfile.rmtree(path)  # check_writable refused it unless --force
                     gfile.rename(tmp, path)
@@ -171,6 +173,19 @@ class Batch:
                 pass
         self.temps.clear()
         self.dirs.clear()
+
+
+def _upload(local: str, remote: str) -> None:
+    """Copy a local file or directory tree to a remote path (no parent directory needed)."""
+    gfile = _gfile()
+    if not os.path.isdir(local):
+        gfile.copy(local, remote, overwrite=True)
+        return
+    for root, _, names in os.walk(local):
+        rel = os.path.relpath(root, local)
+        target = remote if rel == "." else join(remote, *rel.split(os.sep))
+        for name in names:
+            gfile.copy(os.path.join(root, name), join(target, name), overwrite=True)
 
 
 def tree_digest(path: str) -> tuple[str, int]:

@@ -6,7 +6,15 @@ from graphfreeze.registry import Stage
 
 
 def builtin_stages() -> list[Stage]:
-    from graphfreeze.stages import export, freeze, optimize, verify
+    from graphfreeze.stages import (
+        export,
+        freeze,
+        onnx_export,
+        optimize,
+        saved_model,
+        tflite,
+        verify,
+    )
 
     return [freeze.STAGE, optimize.STRIP_STAGE, optimize.OPTIMIZE_STAGE, export.STAGE,
-            verify.STAGE]
+            saved_model.STAGE, tflite.STAGE, onnx_export.STAGE, verify.STAGE]

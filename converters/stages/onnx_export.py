@@ -1,0 +1,180 @@
+"""export_onnx: an ONNX model through tf2onnx, weights in an external file when large.
+
+tf2onnx's own entry points import the graph into a session, freeze it again and run grappler;
+our graph is already frozen and clean, so its converter core (`process_tf_graph`) is fed
+directly: TensorFlow sees the graph without its weights (as tf2onnx's own large-model path does,
+through `const_node_values`) and tf2onnx reads the weights from our GraphDef.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+from dataclasses import dataclass
+
+from graphfreeze import storage
+from graphfreeze.errors import ConfigError, InputError, OutputError
+from graphfreeze.registry import Stage
+from graphfreeze.state import Artifact
+
+PROTOBUF_LIMIT = 2**31 - 1
+MIN_OPSET = 9
+
+
+@dataclass(frozen=True)
+class OnnxOptions:
+    opset: int | None = None  # default: the newest both tf2onnx and onnxruntime support
+    external_data_bytes: int = 1 << 30  # weights above this go to FILE.onnx.data
+
+
+@functools.cache
+def newest_opset() -> int:
+    """The newest opset tf2onnx writes that the installed onnxruntime also loads."""
+    import onnx
+    import onnxruntime as ort
+    from tf2onnx import constants
+
+    for opset in sorted(constants.OPSET_TO_IR_VERSION, reverse=True):
+        x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
+        y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])
+        graph = onnx.helper.make_graph([onnx.helper.make_node("Identity", ["x"], ["y"])],
+                                       "probe", [x], [y])
+        model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)],
+                                       ir_version=constants.OPSET_TO_IR_VERSION[opset])
+        try:
+            ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            return opset
+        except Exception:  # noqa: BLE001 -- this runtime does not take that opset; try older
+            continue
+    raise ConfigError("onnxruntime loads none of the opsets tf2onnx writes; reinstall graphfreeze")
+
+
+def to_onnx(state, opset: int):
+    """tf2onnx's conversion core on the frozen graph; returns an onnx ModelProto."""
+    import tensorflow as tf
+    from graphfreeze.stages.export import is_big_const, skeleton
+    from tf2onnx import optimizer, tfonnx, utils
+
+    graph_def = state.graph_def
+    weights = {n.name: n.attr["value"].tensor.tensor_content for n in graph_def.node
+               if is_big_const(n) and n.attr["value"].tensor.tensor_content}
+    inputs = [t.name for t in state.inputs]
+    outputs = [t.name for t in state.outputs]
+    utils.INTERNAL_NAME = 1  # tf2onnx numbers the nodes it makes from a global: start it afresh
+    with tf.Graph().as_default() as tf_graph:
+        tf.graph_util.import_graph_def(skeleton(graph_def), name="")
+        try:
+            g = tfonnx.process_tf_graph(tf_graph, opset=opset, input_names=inputs,
+                                        output_names=outputs, const_node_values=weights)
+        except Exception as err:
+            raise OutputError(f"{state.output_path}: tf2onnx failed at opset {opset}: "
+                              f"{_first_line(err)}") from err
+        del weights
+        g = optimizer.optimize_graph(g, catch_errors=True)
+        return g.make_model(f"converted by graphfreeze from {storage.basename(state.model.location)}")
+
+
+def unsupported_ops(model) -> list[str]:
+    """Ops left in the model that no ONNX operator set defines (tf2onnx could not map them)."""
+    import onnx
+
+    ops = set()
+    for node in model.graph.node:
+        if node.domain in ("", "ai.onnx") and not onnx.defs.has(node.op_type):
+            ops.add(node.op_type)
+        elif node.domain not in ("", "ai.onnx", "ai.onnx.ml", "com.microsoft"):
+            ops.add(f"{node.domain}:{node.op_type}")
+    return sorted(ops)
+
+
+def write(model, export_dir: str, name: str, external: bool) -> tuple[str, ...]:
+    """Write name (and name.data with the weights, when `external`) into export_dir."""
+    from onnx import external_data_helper
+
+    files = [name]
+    if external:
+        data_name = name + ".data"
+        offset = 0
+        with open(storage.join(export_dir, data_name), "wb") as f:
+            for tensor in external_data_helper._get_all_tensors(model):  # noqa: SLF001
+                if not tensor.HasField("raw_data") or len(tensor.raw_data) < 1024:
+                    continue
+                pad = -offset % 4096  # aligned, as onnx's own writer does for mmap
+                f.write(b"\0" * pad)
+                offset += pad
+                data = tensor.raw_data
+                f.write(data)
+                external_data_helper.set_external_data(tensor, data_name, offset, len(data))
+                tensor.ClearField("raw_data")
+                offset += len(data)
+        files.append(data_name)
+    with open(storage.join(export_dir, name), "wb") as f:
+        f.write(model.SerializeToString(deterministic=True))
+    return tuple(files)
+
+
+def session_runner(path: str, inputs, outputs):
+    """Check the file with onnx.checker, then run it in onnxruntime."""
+
+    def run(feeds: dict) -> list:
+        import onnx
+        import onnxruntime as ort
+
+        onnx.checker.check_model(path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 2
+        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        return session.run([o.name for o in outputs], {i.name: feeds[i.name] for i in inputs})
+
+    return run
+
+
+def run(state, options: OnnxOptions):
+    from graphfreeze.graph.graphdefs import op_counts
+    from graphfreeze.stages.export import tensor_infos
+
+    opset = options.opset or newest_opset()
+    if options.opset is not None and not MIN_OPSET <= options.opset <= newest_opset():
+        raise ConfigError(f"--opset {options.opset}: this install converts opsets {MIN_OPSET} to "
+                          f"{newest_opset()}")
+    inputs = tensor_infos(state.graph_def, state.inputs)
+    outputs = tensor_infos(state.graph_def, state.outputs)
+    model = to_onnx(state, opset)
+    missing = unsupported_ops(model)
+    if missing:
+        raise InputError(f"{state.model.graph_file}: tf2onnx has no ONNX mapping at opset {opset} "
+                         f"for op(s) {', '.join(missing)}; try a newer --opset, or another target")
+    weight_bytes = sum(len(t.raw_data) for t in model.graph.initializer)
+    external = weight_bytes > options.external_data_bytes or model.ByteSize() > PROTOBUF_LIMIT
+    path = state.output_path
+    paths = [path, path + ".data"] if external else [path]
+    export_dir = state.batch.workdir(paths)
+    files = write(model, export_dir, storage.basename(path), external)
+    onnx_ops = {}
+    for node in model.graph.node:
+        onnx_ops[node.op_type] = onnx_ops.get(node.op_type, 0) + 1
+    digest, size = hashlib.sha256(), 0
+    for name in files:
+        file_digest, file_size = storage.tree_digest(storage.join(export_dir, name))
+        digest.update(f"{name}\0{file_digest}\n".encode())
+        size += file_size
+    artifact = Artifact(
+        path=path, sha256=digest.hexdigest() if external else file_digest, size=size,
+        format="onnx", inputs=inputs, outputs=outputs,
+        facts={"opset": opset, "onnx_node_count": len(model.graph.node),
+               "onnx_op_counts": dict(sorted(onnx_ops.items())),
+               "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
+               "external_data": storage.basename(paths[1]) if external else None},
+        run=session_runner(storage.join(export_dir, storage.basename(path)), inputs, outputs))
+    return dataclasses.replace(state, artifact=artifact)
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,
+              "ONNX model via tf2onnx (newest opset onnxruntime runs); large weights external",
+              suffix=".onnx")

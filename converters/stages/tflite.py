@@ -1,0 +1,214 @@
+"""export_tflite: a .tflite flatbuffer (float32, fp16, dynamic-range or full int8).
+
+The frozen GraphDef goes to TFLiteConverter as it is (names and shapes given as arrays), so it
+is not imported into TensorFlow or re-optimized by grappler first: the graph is already clean.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass
+
+from graphfreeze.errors import ConfigError, InputError, OutputError
+from graphfreeze.registry import Stage
+from graphfreeze.state import Artifact
+
+QUANTIZE = ("none", "fp16", "dynamic", "int8")
+
+
+@dataclass(frozen=True)
+class TFLiteOptions:
+    quantize: str = "none"  # none | fp16 | dynamic | int8
+    allow_tf_ops: bool = False  # SELECT_TF_OPS: TensorFlow kernels for ops TFLite lacks
+    calibration: str | None = None  # .npz of representative inputs (int8)
+    calibration_samples: int = 100  # synthetic samples when no calibration file is given
+
+
+def calibration_samples(path: str | None, infos, count: int, seed: int = 1):
+    """Representative inputs, one sample (batch 1) per item: [array per input]."""
+    import numpy as np
+    from graphfreeze import storage
+    from graphfreeze.stages.verify import sample_inputs
+
+    if path is None:
+        return [[feeds[i.name] for i in infos]
+                for feeds in (sample_inputs(infos, 1, seed + k) for k in range(count))]
+    import io
+
+    try:
+        arrays = dict(np.load(io.BytesIO(storage.read_bytes(path))))
+    except (ValueError, OSError) as err:
+        raise InputError(f"{path}: not a .npz file ({err}); save one with numpy.savez") from err
+    columns = []
+    for info in infos:
+        node = info.name.rsplit(":", 1)[0]
+        value = next((arrays[k] for k in (info.name, node) if k in arrays), None)
+        if value is None and len(infos) == 1 and len(arrays) == 1:
+            value = next(iter(arrays.values()))
+        if value is None:
+            raise InputError(f"{path}: no array named '{node}' for input {info.name} "
+                             f"(arrays: {', '.join(sorted(arrays))}); name it after the input")
+        if info.shape is not None and value.ndim == len(info.shape) - 1:
+            value = value[None]
+        columns.append(value.astype(info.dtype))
+    rows = min(len(c) for c in columns)
+    return [[c[k:k + 1] for c in columns] for k in range(rows)]
+
+
+def converter(graph_def, state, options: TFLiteOptions, inputs):
+    import tensorflow as tf
+
+    shapes = [(ref.node, [1 if d is None else d for d in info.shape])
+              for ref, info in zip(state.inputs, inputs, strict=True)]
+    conv = tf.compat.v1.lite.TFLiteConverter(
+        graph_def, None, None, input_arrays_with_shape=shapes,
+        output_arrays=[ref.node for ref in state.outputs])
+    ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    if options.quantize == "fp16":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.target_spec.supported_types = [tf.float16]
+    elif options.quantize == "dynamic":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    elif options.quantize == "int8":
+        samples = calibration_samples(options.calibration, inputs, options.calibration_samples)
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = lambda: iter(samples)
+        ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    if options.allow_tf_ops:
+        ops.append(tf.lite.OpsSet.SELECT_TF_OPS)
+    conv.target_spec.supported_ops = ops
+    return conv
+
+
+def unsupported_ops(message: str) -> list[str]:
+    """Op names from a TFLite converter error ('tf.Igamma', 'FlexIgamma', "'tf.Igamma' op")."""
+    found = set(re.findall(r"\btf\.([A-Z]\w*)", message))
+    found |= set(re.findall(r"\bFlex([A-Z]\w*)", message))
+    return sorted(found)
+
+
+def convert(state, options: TFLiteOptions, inputs) -> bytes:
+    from graphfreeze.quiet import native_stderr_off
+
+    conv = converter(state.graph_def, state, options, inputs)
+    try:
+        with native_stderr_off():
+            return conv.convert()
+    except Exception as err:  # ConverterError, ValueError, RuntimeError from the MLIR bridge
+        ops = unsupported_ops(str(err))
+        if ops and not options.allow_tf_ops:
+            raise InputError(
+                f"{state.model.graph_file}: TFLite builtins cannot take op(s) {', '.join(ops)}; "
+                "pass --allow-tf-ops to run them with TensorFlow kernels (SELECT_TF_OPS, a "
+                "bigger runtime), or use another target") from err
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise OutputError(f"{state.output_path}: TFLite conversion failed: {first}") from err
+
+
+def interpreter_runner(path: str, inputs, outputs, state):
+    """Run the flatbuffer in tf.lite.Interpreter: batch resized, int8 (de)quantized."""
+    names = {ref.node: info.name for ref, info in zip(state.inputs, inputs, strict=True)}
+    out_names = [ref.node for ref in state.outputs]
+
+    def run(feeds: dict) -> list:
+        import numpy as np
+        import tensorflow as tf
+        from graphfreeze.quiet import native_stderr_off
+
+        with native_stderr_off():
+            interp = tf.lite.Interpreter(model_path=path, num_threads=2)
+            details = {d["name"]: d for d in interp.get_input_details()}
+            for node in names:
+                interp.resize_tensor_input(details[node]["index"], feeds[names[node]].shape)
+            interp.allocate_tensors()
+            for node, name in names.items():
+                d = details[node]
+                interp.set_tensor(d["index"], _quantize(feeds[name], d))
+            interp.invoke()
+        by_name = {d["name"]: d for d in interp.get_output_details()}
+        missing = [n for n in out_names if n not in by_name]
+        if missing:  # converter renamed an output: fall back to order
+            by_name = dict(zip(out_names, interp.get_output_details(), strict=True))
+        return [np.asarray(_dequantize(interp.get_tensor(by_name[n]["index"]), by_name[n]))
+                for n in out_names]
+
+    return run
+
+
+def _quantize(value, detail):
+    import numpy as np
+
+    scale, zero = detail["quantization"]
+    if detail["dtype"] in (np.int8, np.uint8) and scale:
+        info = np.iinfo(detail["dtype"])
+        return np.clip(np.round(value / scale + zero), info.min, info.max).astype(detail["dtype"])
+    return value.astype(detail["dtype"])
+
+
+def _dequantize(value, detail):
+    import numpy as np
+
+    scale, zero = detail["quantization"]
+    if value.dtype in (np.int8, np.uint8) and scale:
+        return (value.astype(np.float32) - zero) * scale
+    return value
+
+
+def run(state, options: TFLiteOptions):
+    from graphfreeze.stages.export import tensor_infos
+
+    if options.quantize not in QUANTIZE:
+        raise ConfigError(f"target '{state.target}': quantize must be one of {', '.join(QUANTIZE)}")
+    inputs = tensor_infos(state.graph_def, state.inputs)
+    outputs = tensor_infos(state.graph_def, state.outputs)
+    for info in inputs:
+        if info.shape is None or None in info.shape[1:]:
+            raise InputError(f"input '{info.name}' has shape {info.shape}; TFLite needs every "
+                             "dimension but the batch known: give the input a full shape")
+    data = convert(state, options, inputs)
+    from graphfreeze import storage
+
+    local = storage.join(state.batch.workdir([state.output_path]),
+                         storage.basename(state.output_path))
+    with open(local, "wb") as f:
+        f.write(data)
+    warnings = list(state.notes.get("warnings", []))
+    if options.quantize == "int8" and options.calibration is None:
+        warnings.append(f"{state.target}: calibrated on {options.calibration_samples} synthetic "
+                        "random inputs, so int8 accuracy on real data is unknown; pass "
+                        "--calibration FILE.npz with real samples")
+    artifact = Artifact(
+        path=state.output_path, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
+        format="tflite", inputs=inputs, outputs=outputs,
+        facts={"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
+               "node_count": len(state.graph_def.node), "tflite_io": io_types(data),
+               **({"calibration": options.calibration or "synthetic"}
+                  if options.quantize == "int8" else {})},
+        run=interpreter_runner(local, inputs, outputs, state))
+    return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
+                               if warnings else state.notes)
+
+
+def io_types(data: bytes) -> dict:
+    """What the app feeds and fetches: {tensor: {dtype, shape, scale, zero_point}}."""
+    import tensorflow as tf
+    from graphfreeze.quiet import native_stderr_off
+
+    with native_stderr_off():
+        interp = tf.lite.Interpreter(model_content=data)
+    result = {}
+    for role, details in (("inputs", interp.get_input_details()),
+                          ("outputs", interp.get_output_details())):
+        result[role] = {d["name"]: {"dtype": d["dtype"].__name__,
+                                    "shape": [int(x) for x in d["shape_signature"]],
+                                    "scale": float(d["quantization"][0]),
+                                    "zero_point": int(d["quantization"][1])} for d in details}
+    return result
+
+
+STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
+              "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite")
