@@ -7,7 +7,12 @@ from graphfreeze.graph.constfold import fold_constants
 from graphfreeze.graph.control_flow import inline_calls, resolve_switches
 from graphfreeze.graph.dropout import remove_dropout
 from graphfreeze.graph.flags import fold_flags
-from graphfreeze.graph.simplify import canonicalize, drop_side_effect_controls, remove_identities
+from graphfreeze.graph.simplify import (
+    canonicalize,
+    drop_neutral_ops,
+    drop_side_effect_controls,
+    remove_identities,
+)
 from tensorflow.core.framework import graph_pb2
 
 
@@ -45,5 +50,6 @@ def optimize_for_inference(graph_def, keep: list[str],
     if batch_norms:
         graph_def = fold_batch_norms(graph_def, keep)
     graph_def = fold_constants(graph_def, keep, owned=graph_def is not original)
+    graph_def = drop_neutral_ops(graph_def, keep, owned=graph_def is not original)
     graph_def = remove_identities(graph_def, keep, owned=graph_def is not original)
     return canonicalize(graph_def, keep, owned=graph_def is not original)

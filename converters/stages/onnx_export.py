@@ -8,6 +8,7 @@ through `const_node_values`) and tf2onnx reads the weights from our GraphDef.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -51,7 +52,44 @@ def newest_opset() -> int:
 
 
 def to_onnx(state, opset: int):
-    """tf2onnx's conversion core on the frozen graph; returns an onnx ModelProto."""
+    """tf2onnx's conversion core on the frozen graph; returns an onnx ModelProto.
+
+    tf2onnx's optimizer deep-copies the whole graph before each pass so it can skip a pass that
+    fails; that multiplies memory by the weights. Passes run in place here, and only if one
+    fails is the conversion redone the careful way.
+    """
+    try:
+        return _to_onnx(state, opset, careful=False)
+    except _OptimizerFailed:
+        return _to_onnx(state, opset, careful=True)
+
+
+class _OptimizerFailed(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _const_protos_synced_once():
+    """After each optimizer pass tf2onnx re-copies every node's attributes into its NodeProto,
+    weights included, and protobuf keeps the old copies in the message's arena: 100 MB more per
+    pass on ResNet50. Passes read a Const's value from the node's attribute dict, never from its
+    proto, so Const protos are synced once, by make_model, instead."""
+    from tf2onnx.graph import Node
+
+    original = Node.update_proto
+
+    def update_proto(self, external_tensor_storage=None):
+        if self.type != "Const":
+            original(self, external_tensor_storage)
+
+    Node.update_proto = update_proto
+    try:
+        yield
+    finally:
+        Node.update_proto = original
+
+
+def _to_onnx(state, opset: int, careful: bool):
     import tensorflow as tf
     from graphfreeze.stages.export import is_big_const, skeleton
     from tf2onnx import optimizer, tfonnx, utils
@@ -70,9 +108,15 @@ def to_onnx(state, opset: int):
         except Exception as err:
             raise OutputError(f"{state.output_path}: tf2onnx failed at opset {opset}: "
                               f"{_first_line(err)}") from err
-        del weights
-        g = optimizer.optimize_graph(g, catch_errors=True)
-        return g.make_model(f"converted by graphfreeze from {storage.basename(state.model.location)}")
+    del weights
+    try:
+        with _const_protos_synced_once():
+            g = optimizer.optimize_graph(g, catch_errors=careful)
+    except Exception as err:
+        if careful:
+            raise
+        raise _OptimizerFailed from err
+    return g.make_model(f"converted by graphfreeze from {storage.basename(state.model.location)}")
 
 
 def unsupported_ops(model) -> list[str]:
