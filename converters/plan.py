@@ -78,13 +78,16 @@ def run(plans: list[TargetPlan], initial, paths: dict[str, str],
     results = []
     for plan, plan_keys in zip(plans, keys, strict=True):
         state = initial
-        for step, key in zip(plan.steps, plan_keys, strict=True):
+        for i, (step, key) in enumerate(zip(plan.steps, plan_keys, strict=True)):
             if key in done:
                 state = done[key]
                 continue
             on_stage(plan.target.name, step.stage.name)
             state = dataclasses.replace(state, target=plan.target.name,
                                         output_path=paths[plan.target.name])
+            after = plan.steps[i + 1] if i + 1 < len(plan.steps) else None
+            if after is not None and after.stage.prepare is not None:
+                after.stage.prepare(state, after.options)
             state = step.stage.run(state, step.options)
             memory.release()
             if key in shared:

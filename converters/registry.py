@@ -35,6 +35,9 @@ class Stage:
     options: type = NoOptions
     summary: str = ""
     suffix: str | None = None  # the file suffix, for stages that make an artifact
+    # Called with the state the stage before this one gets, just before that stage runs, so
+    # slow work this stage will need can start early and overlap it (verify's reference run).
+    prepare: Callable[[Any, Any], None] | None = None
 
 
 @dataclass(frozen=True)

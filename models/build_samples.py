@@ -24,6 +24,9 @@ SAMPLES = {
     # partitioned variables in a sharded checkpoint, batch norm cond as Switch/Merge
     "iris_partitioned": lambda out: iris_dnn.build(out, variables="partitioned", sharded=True,
                                                    batchnorm=True, control_flow="v1"),
+    # extra outputs `flex_only` (Cumprod: TFLite only with SELECT_TF_OPS) and `odd` (Igamma: no
+    # TFLite kernel, no tf2onnx mapping)
+    "iris_odd_op": lambda out: iris_dnn.build(out, odd_op=True),
     # tf_keras CNN with BatchNorm + Dropout on the learning phase, both control flow versions
     "cnn_v1": lambda out: small_cnn.build(out, control_flow="v1"),
     "cnn_v2": lambda out: small_cnn.build(out, control_flow="v2"),

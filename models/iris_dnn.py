@@ -56,7 +56,8 @@ def _batchnorm(h, is_training, use_resource):
 
 
 def build(out_dir: str, variables: str = "ref", sharded: bool = False, dropout: str = "flag",
-          batchnorm: bool = False, control_flow: str = "v2", steps: int = 200) -> str:
+          batchnorm: bool = False, control_flow: str = "v2", steps: int = 200,
+          odd_op: bool = False) -> str:
     """Train and save; returns the checkpoint prefix."""
     if control_flow == "v1":
         v1.disable_control_flow_v2()
@@ -92,6 +93,11 @@ def build(out_dir: str, variables: str = "ref", sharded: bool = False, dropout: 
                                  use_resource=use_resource)
             logits = tf.add(tf.matmul(h, w3), b3, name="logits")
         probs = tf.nn.softmax(logits, name="probs")
+        if odd_op:  # outputs through ops some targets lack
+            # Cumprod: not a TFLite builtin, but a Flex (SELECT_TF_OPS) kernel
+            tf.math.cumprod(probs, axis=1, name="flex_only")
+            # Igamma: no TFLite kernel at all, no tf2onnx mapping
+            tf.math.igamma(tf.abs(logits) + 1.0, tf.constant(2.0), name="odd")
         loss = tf.reduce_mean(
             tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits), name="loss")
         accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(probs, 1), y), tf.float32))

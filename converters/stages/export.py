@@ -43,6 +43,17 @@ def tensor_infos(graph_def, refs) -> tuple[TensorInfo, ...]:
     return tuple(infos)
 
 
+def io_infos(state) -> tuple[tuple[TensorInfo, ...], tuple[TensorInfo, ...]]:
+    """(inputs, outputs) of state.graph_def, worked out once per graph for all targets."""
+    memo = state.model.memo
+    cached = memo.get("io_infos")
+    if cached is None or cached[0] is not state.graph_def:
+        infos = tensor_infos(state.graph_def, [*state.inputs, *state.outputs])
+        cached = (state.graph_def, infos[:len(state.inputs)], infos[len(state.inputs):])
+        memo["io_infos"] = cached
+    return cached[1], cached[2]
+
+
 def _varint(n: int) -> bytes:
     out = bytearray()
     while True:
@@ -127,11 +138,11 @@ def run(state, options: ExportPbOptions):
             yield chunk
 
     state.batch.stage(state.output_path, chunks())
+    inputs, outputs = io_infos(state)
     artifact = Artifact(
         path=state.output_path, sha256=digest.hexdigest(), size=written[0],
         format="frozen_graph_pb",
-        inputs=tensor_infos(graph_def, state.inputs),
-        outputs=tensor_infos(graph_def, state.outputs),
+        inputs=inputs, outputs=outputs,
         facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)},
         run=lambda feeds: run_candidate(graph_def, feeds, [t.name for t in state.outputs]))
     return dataclasses.replace(state, artifact=artifact)

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import re
 from dataclasses import dataclass
 
 from graphfreeze import storage
@@ -116,7 +117,47 @@ def _to_onnx(state, opset: int, careful: bool):
         if careful:
             raise
         raise _OptimizerFailed from err
-    return g.make_model(f"converted by graphfreeze from {storage.basename(state.model.location)}")
+    model = g.make_model(f"converted by graphfreeze from {storage.basename(state.model.location)}")
+    canonical_names(model, {n.name for n in graph_def.node})
+    return model
+
+
+_GENERATED = re.compile(r"__(\d+)")
+
+
+def canonical_names(model, keep: set[str]) -> None:
+    """Renumber the names tf2onnx generated (`Conv__21`, `const_fold_opt__23`, `unk__26`) in
+    order of first appearance. Its optimizers walk sets of nodes, so the counter behind those
+    names differs run to run even when the graph does not; names in `keep` (TensorFlow's) stay."""
+    graph = model.graph
+    numbers: dict[str, str] = {}
+
+    def visit(name: str) -> None:
+        if name.split(":")[0] not in keep:
+            for m in _GENERATED.finditer(name):
+                numbers.setdefault(m.group(1), str(len(numbers) + 1))
+
+    def rename(name: str) -> str:
+        if name.split(":")[0] in keep:
+            return name
+        return _GENERATED.sub(lambda m: "__" + numbers.get(m.group(1), m.group(1)), name)
+
+    values = [*graph.input, *graph.output, *graph.value_info]
+    dims = [d for v in values for d in v.type.tensor_type.shape.dim if d.dim_param]
+    for pass_ in (visit, rename):
+        for v in values:
+            v.name = pass_(v.name) or v.name
+        for d in dims:
+            d.dim_param = pass_(d.dim_param) or d.dim_param
+        for node in graph.node:
+            node.name = pass_(node.name) or node.name
+            for field in (node.input, node.output):
+                new = [pass_(x) or x for x in field]
+                del field[:]
+                field.extend(new)
+        for tensor in graph.initializer:
+            tensor.name = pass_(tensor.name) or tensor.name
+    graph.initializer.sort(key=lambda t: t.name)
 
 
 def unsupported_ops(model) -> list[str]:
@@ -176,14 +217,13 @@ def session_runner(path: str, inputs, outputs):
 
 def run(state, options: OnnxOptions):
     from graphfreeze.graph.graphdefs import op_counts
-    from graphfreeze.stages.export import tensor_infos
+    from graphfreeze.stages.export import io_infos
 
     opset = options.opset or newest_opset()
     if options.opset is not None and not MIN_OPSET <= options.opset <= newest_opset():
         raise ConfigError(f"--opset {options.opset}: this install converts opsets {MIN_OPSET} to "
                           f"{newest_opset()}")
-    inputs = tensor_infos(state.graph_def, state.inputs)
-    outputs = tensor_infos(state.graph_def, state.outputs)
+    inputs, outputs = io_infos(state)
     model = to_onnx(state, opset)
     missing = unsupported_ops(model)
     if missing:

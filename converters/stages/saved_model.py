@@ -132,13 +132,12 @@ def load_runner(export_dir: str, inputs: dict, outputs: dict):
 def run(state, options: SavedModelOptions):
     import tensorflow as tf
     from google.protobuf import text_format
-    from graphfreeze.stages.export import check_public_ops, tensor_infos
+    from graphfreeze.stages.export import check_public_ops, io_infos
     from tensorflow.core.protobuf import saved_model_pb2
 
     graph_def = state.graph_def
     check_public_ops(graph_def)
-    inputs = tensor_infos(graph_def, state.inputs)
-    outputs = tensor_infos(graph_def, state.outputs)
+    inputs, outputs = io_infos(state)
     keyed_in, keyed_out = keyed(state.inputs, inputs), keyed(state.outputs, outputs)
     structure, weights = variables_graph(graph_def)
     meta = meta_graph(structure, list(weights), keyed_in, keyed_out)

@@ -11,7 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from graphfreeze.errors import ConfigError, InputError, OutputError
+from graphfreeze.errors import ConfigError, InputError, OutputError, VerificationError
 from graphfreeze.registry import Stage
 from graphfreeze.state import Artifact
 
@@ -84,11 +84,12 @@ def converter(graph_def, state, options: TFLiteOptions, inputs):
     return conv
 
 
-def unsupported_ops(message: str) -> list[str]:
-    """Op names from a TFLite converter error ('tf.Igamma', 'FlexIgamma', "'tf.Igamma' op")."""
+def unsupported_ops(message: str) -> tuple[list[str], list[str]]:
+    """(ops SELECT_TF_OPS would run, ops no TFLite kernel runs) from a converter error."""
     found = set(re.findall(r"\btf\.([A-Z]\w*)", message))
     found |= set(re.findall(r"\bFlex([A-Z]\w*)", message))
-    return sorted(found)
+    nowhere = set(re.findall(r"tf\.([A-Z]\w*)'? op is neither a custom op nor a flex op", message))
+    return sorted(found - nowhere), sorted(nowhere)
 
 
 def convert(state, options: TFLiteOptions, inputs) -> bytes:
@@ -99,10 +100,15 @@ def convert(state, options: TFLiteOptions, inputs) -> bytes:
         with native_stderr_off():
             return conv.convert()
     except Exception as err:  # ConverterError, ValueError, RuntimeError from the MLIR bridge
-        ops = unsupported_ops(str(err))
-        if ops and not options.allow_tf_ops:
+        flex, nowhere = unsupported_ops(str(err))
+        if nowhere:
             raise InputError(
-                f"{state.model.graph_file}: TFLite builtins cannot take op(s) {', '.join(ops)}; "
+                f"{state.model.graph_file}: TFLite has no kernel for op(s) {', '.join(nowhere)}, "
+                "not even with --allow-tf-ops; leave them out of --outputs or use another "
+                "target") from err
+        if flex and not options.allow_tf_ops:
+            raise InputError(
+                f"{state.model.graph_file}: TFLite builtins cannot take op(s) {', '.join(flex)}; "
                 "pass --allow-tf-ops to run them with TensorFlow kernels (SELECT_TF_OPS, a "
                 "bigger runtime), or use another target") from err
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -124,7 +130,16 @@ def interpreter_runner(path: str, inputs, outputs, state):
             details = {d["name"]: d for d in interp.get_input_details()}
             for node in names:
                 interp.resize_tensor_input(details[node]["index"], feeds[names[node]].shape)
-            interp.allocate_tensors()
+            try:
+                interp.allocate_tensors()
+            except RuntimeError as err:
+                if "Select TensorFlow op" not in str(err):
+                    raise
+                raise VerificationError(
+                    f"{state.output_path}: uses TensorFlow (Flex) ops, which the "
+                    "tf.lite.Interpreter of this TensorFlow install cannot run, so it cannot be "
+                    "verified here; pass --no-verify to write it unverified (the app needs the "
+                    "tensorflow-lite-select-tf-ops runtime)") from err
             for node, name in names.items():
                 d = details[node]
                 interp.set_tensor(d["index"], _quantize(feeds[name], d))
@@ -159,12 +174,11 @@ def _dequantize(value, detail):
 
 
 def run(state, options: TFLiteOptions):
-    from graphfreeze.stages.export import tensor_infos
+    from graphfreeze.stages.export import io_infos
 
     if options.quantize not in QUANTIZE:
         raise ConfigError(f"target '{state.target}': quantize must be one of {', '.join(QUANTIZE)}")
-    inputs = tensor_infos(state.graph_def, state.inputs)
-    outputs = tensor_infos(state.graph_def, state.outputs)
+    inputs, outputs = io_infos(state)
     for info in inputs:
         if info.shape is None or None in info.shape[1:]:
             raise InputError(f"input '{info.name}' has shape {info.shape}; TFLite needs every "

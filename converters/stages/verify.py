@@ -104,14 +104,39 @@ def failure(metrics: dict, options: VerifyOptions) -> str | None:
     return None
 
 
-def shared_reference(state, feeds: dict, options: VerifyOptions) -> list:
-    """The original's outputs, computed once per run for all targets with the same inputs."""
-    key = ("reference", options.seed, options.batch_size)
+def _reference_key(options: VerifyOptions) -> tuple:
+    return ("reference", options.seed, options.batch_size)
+
+
+def prepare(state, options: VerifyOptions) -> None:
+    """Start the reference run in a thread while the export stage works (it mostly waits in
+    TensorFlow's C++ with the GIL released); `run` collects it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphfreeze.stages.export import io_infos
+
+    key = _reference_key(options)
+    if key in state.model.memo:
+        return
+    feeds = sample_inputs(io_infos(state)[0], options.batch_size, options.seed)
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference")
+    state.model.memo[key] = (feeds, executor.submit(reference_outputs, state, feeds))
+    executor.shutdown(wait=False)
+
+
+def shared_reference(state, options: VerifyOptions, infos) -> tuple[dict, list]:
+    """(feeds, the original's outputs on them), computed once per run for all targets."""
+    key = _reference_key(options)
     memo = state.model.memo
     if key not in memo:
-        memo[key] = reference_outputs(state, feeds)
+        feeds = sample_inputs(infos, options.batch_size, options.seed)
+        memo[key] = (feeds, reference_outputs(state, feeds))
         memory.release()  # the reference session's buffers, before the candidate's are made
-    return memo[key]
+    feeds, expected = memo[key]
+    if not isinstance(expected, list):  # a Future from prepare()
+        expected = expected.result()
+        memo[key] = (feeds, expected)
+    return feeds, expected
 
 
 def run(state, options: VerifyOptions):
@@ -119,8 +144,7 @@ def run(state, options: VerifyOptions):
     if artifact.run is None:
         raise ConfigError(f"target '{state.target}': its export stage gives no way to run the "
                           "artifact, so it cannot be verified; pass --no-verify")
-    feeds = sample_inputs(artifact.inputs, options.batch_size, options.seed)
-    expected = shared_reference(state, feeds, options)
+    feeds, expected = shared_reference(state, options, artifact.inputs)
     got = artifact.run(feeds)
     metrics = {t.name: compare(e, g) for t, e, g in zip(artifact.outputs, expected, got,
                                                         strict=True)}
@@ -143,4 +167,4 @@ def run(state, options: VerifyOptions):
 
 
 STAGE = Stage("verify", run, "artifact", "artifact", VerifyOptions,
-              "run original and artifact on seeded inputs; fail over tolerance")
+              "run original and artifact on seeded inputs; fail over tolerance", prepare=prepare)
