@@ -11,13 +11,16 @@ from graphfreeze.errors import GraphFreezeError
 
 if "--debug" not in sys.argv:  # before TensorFlow is ever imported: keep its C++ logs quiet
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# tf.keras as tf_keras (Keras 2): what tensorflow-model-optimization needs; Keras 3 `.keras`
+# files are loaded with the `keras` package itself.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 EXIT_CODES = """Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input model or name,
 4 output exists or unwritable, 5 verification mismatch, 6 target/plugin configuration."""
 
 
 class DefaultToConvert(click.Group):
-    """`freeze --ckpt ...` runs `convert`; `freeze targets` runs a subcommand."""
+    """`freeze --ckpt ...` runs `convert`; `freeze targets`/`freeze inspect` run subcommands."""
 
     def parse_args(self, ctx, args):
         if args and args[0] not in self.commands and args[0] not in ("--version",) and \
@@ -47,10 +50,21 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @main.command("convert")
-@click.option("--ckpt", "ckpt", metavar="PREFIX|MODEL_DIR", required=True,
+@click.argument("path", required=False, metavar="[PATH]")
+@click.option("--ckpt", "ckpt", metavar="PREFIX|MODEL_DIR",
               help="Checkpoint prefix (model.ckpt-200) or an Estimator-style model_dir.")
+@click.option("--saved-model", metavar="DIR", help="SavedModel directory (TF1 or TF2).")
+@click.option("--keras", "keras_file", metavar="FILE", help="Keras model file (.keras or .h5).")
+@click.option("--graph", "graph_file", metavar="FILE", help="Frozen graph (.pb or .pbtxt).")
 @click.option("--meta", metavar="PATH", help="Meta graph file (default: PREFIX.meta).")
 @click.option("--step", type=int, metavar="N", help="Checkpoint step to use from a model_dir.")
+@click.option("--tag", default="serve", show_default=True, help="SavedModel meta graph tag.")
+@click.option("--signature", default="serving_default", show_default=True,
+              help="SavedModel signature.")
+@click.option("--custom-objects", multiple=True, metavar="MODULE:ATTR",
+              help="Keras custom layer/function to load with (repeatable).")
+@click.option("--unsafe", is_flag=True,
+              help="Keras: allow loading code stored in the file (Lambda layers).")
 @click.option("--outputs", "outputs", multiple=True, metavar="NAMES",
               help="Output node or tensor names, comma-separated (probs or probs:0).")
 @click.option("--inputs", "inputs", multiple=True, metavar="NAMES",
@@ -71,20 +85,34 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--calibration", metavar="FILE.npz",
               help="edge-int8: representative inputs, one array per input name.")
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
-def convert_command(ckpt, meta, step, outputs, inputs, targets, output, force, no_verify,
+def convert_command(path, ckpt, saved_model, keras_file, graph_file, meta, step, tag, signature,
+                    custom_objects, unsafe, outputs, inputs, targets, output, force, no_verify,
                     tolerance, as_text, opset, allow_tf_ops, calibration, debug):
-    """Freeze a TF1 checkpoint: variables to constants, training ops stripped, verified.
+    """Freeze a model: variables to constants, training ops stripped, exported, verified.
+
+    PATH is any model (kind detected from the files); or name it with --ckpt, --saved-model,
+    --keras or --graph.
 
     \b
-    Example:
+    Examples:
       freeze --ckpt model_dir/model.ckpt-200 --outputs probs
+      freeze export/1 --target android,tflite,onnx
     """
     from graphfreeze.convert import Request
+
+    given = [(k, v) for k, v in (("auto", path), ("checkpoint", ckpt),
+                                 ("saved_model", saved_model), ("keras", keras_file),
+                                 ("frozen_graph", graph_file)) if v]
+    if len(given) != 1:
+        raise click.UsageError("give one model: PATH, --ckpt, --saved-model, --keras or --graph")
+    kind, source = given[0]
 
     given = {"tolerance": tolerance, "opset": opset, "calibration": calibration,
              "as_text": as_text or None, "allow_tf_ops": allow_tf_ops or None}
     overrides = {k: v for k, v in given.items() if v is not None}
-    request = Request(source=ckpt, meta=meta, step=step, outputs=_split(outputs),
+    request = Request(source=source, kind=kind, meta=meta, step=step, tag=tag,
+                      signature=signature, custom_objects=tuple(custom_objects), unsafe=unsafe,
+                      outputs=_split(outputs),
                       inputs=_split(inputs), targets=_split(targets) or ("android",),
                       output=output, force=force, verify=not no_verify, overrides=overrides)
     _run(lambda: _convert(request, debug), debug)
@@ -185,6 +213,84 @@ def targets_command():
         Console(soft_wrap=True).print(table)
 
     _run(show, debug=False)
+
+
+@main.command("inspect")
+@click.argument("path", metavar="PATH")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (stable keys).")
+@click.option("--tag", default="serve", show_default=True, help="SavedModel meta graph tag.")
+@click.option("--meta", metavar="PATH", help="Checkpoint meta graph (default: PREFIX.meta).")
+@click.option("--step", type=int, metavar="N", help="Checkpoint step in a model_dir.")
+@click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
+def inspect_command(path, as_json, tag, meta, step, debug):
+    """Tell what a model is: kind, variables, signatures, likely inputs and outputs, op counts,
+    size, and per target the ops it cannot take."""
+
+    def show():
+        import json
+
+        from graphfreeze.inspect import inspect
+
+        _quiet_tensorflow(debug)
+        report = inspect(path, tag=tag, meta=meta, step=step)
+        if as_json:
+            click.echo(json.dumps(report, indent=2, sort_keys=True))
+        else:
+            _print_report(report)
+
+    _run(show, debug)
+
+
+def _print_report(report: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Console(highlight=False, soft_wrap=True, width=max(Console().width, 120))
+    out.print(f"[bold]{report['path']}[/]: {report['kind'].replace('_', ' ')}, "
+              f"{_size(report.get('size_bytes', 0))}")
+    if report.get("tag_sets"):
+        out.print("tag sets: " + "; ".join(",".join(t) for t in report["tag_sets"]))
+    for sig in report.get("signatures", []):
+        ins = ", ".join(f"{t['key']}={t['name']}" for t in sig["inputs"])
+        outs = ", ".join(f"{t['key']}={t['name']}" for t in sig["outputs"])
+        out.print(f"signature {sig['key']}: {ins} -> {outs}")
+    table = Table(title="likely inputs and outputs", title_justify="left")
+    for col in ("role", "name", "dtype", "shape"):
+        table.add_column(col)
+    for role in ("inputs", "outputs"):
+        for t in report.get(role, []):
+            label = t["name"] + (f" (key {t['key']})" if t.get("key") else "")
+            table.add_row(role[:-1], label, t["dtype"] or "?", _shape(t["shape"]))
+    out.print(table)
+    if report.get("other_outputs"):
+        out.print("other candidate outputs: " + ", ".join(report["other_outputs"]))
+    if report.get("flags"):
+        out.print("flags folded at inference: " +
+                  ", ".join(f"{k}={v}" for k, v in report["flags"].items()))
+    variables = report.get("variables", [])
+    total = sum(v["bytes"] for v in variables)
+    table = Table(title=f"variables: {len(variables)}, {_size(total)}", title_justify="left")
+    for col in ("name", "shape", "dtype", "bytes"):
+        table.add_column(col, justify="right" if col == "bytes" else "left")
+    for v in variables[:20]:
+        table.add_row(v["name"], _shape(v["shape"]), v["dtype"], _size(v["bytes"]))
+    if len(variables) > 20:
+        table.add_row(f"... {len(variables) - 20} more (--json lists all)", "", "", "")
+    out.print(table)
+    ops = sorted(report.get("op_counts", {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    out.print(f"ops ({sum(n for _, n in ops)} nodes): " +
+              ", ".join(f"{op} {n}" for op, n in ops[:15]) + (" ..." if len(ops) > 15 else ""))
+    targets = report.get("targets", {})
+    onnx = targets.get("onnx", {})
+    out.print(f"onnx (opset {onnx.get('opset')}): " +
+              (", ".join(onnx.get("unsupported", [])) or "all ops convert"))
+    tflite = targets.get("tflite", {})
+    text = ", ".join(tflite.get("unsupported", [])) or "all checked ops convert"
+    if tflite.get("needs_allow_tf_ops"):
+        text += f" (with --allow-tf-ops: {', '.join(tflite['needs_allow_tf_ops'])})"
+    if tflite.get("unchecked"):
+        text += f"; unchecked (only inside functions): {', '.join(tflite['unchecked'])}"
+    out.print(f"tflite builtins: {text}")
 
 
 def _quiet_tensorflow(debug: bool) -> None:

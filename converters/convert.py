@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from graphfreeze import __version__, memory, names, plan, storage
-from graphfreeze.errors import InputError
+from graphfreeze.errors import InputError, OutputError
 from graphfreeze.registry import Registry
 from graphfreeze.state import State
 
@@ -18,9 +18,13 @@ class Request:
     """What the user asked for."""
 
     source: str  # path as given
-    kind: str = "checkpoint"
+    kind: str = "auto"  # or one of graphfreeze.sources.detect.KINDS
     meta: str | None = None
     step: int | None = None
+    tag: str = "serve"
+    signature: str = "serving_default"
+    custom_objects: tuple[str, ...] = ()
+    unsafe: bool = False
     outputs: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
     targets: tuple[str, ...] = ("android",)
@@ -39,11 +43,9 @@ class Written:
 
 
 def load_source(request: Request):
-    if request.kind == "checkpoint":
-        from graphfreeze.sources.checkpoint import CheckpointModel
+    from graphfreeze.sources.detect import load
 
-        return CheckpointModel(request.source, request.meta, request.step)
-    raise InputError(f"{request.source}: unsupported source kind {request.kind}")
+    return load(request)
 
 
 def output_paths(request: Request, plans: list[plan.TargetPlan], stem: str) -> dict[str, str]:
@@ -63,27 +65,31 @@ def output_paths(request: Request, plans: list[plan.TargetPlan], stem: str) -> d
 
 
 def source_stem(request: Request) -> str:
-    """`DIR/model.ckpt-200` for a checkpoint (the artifact goes beside it)."""
-    from graphfreeze.sources.checkpoint import locate
+    from graphfreeze.sources.detect import stem
 
-    return locate(request.source, request.meta, request.step).prefix
+    return stem(request)
 
 
 def initial_state(request: Request, model) -> State:
     where = model.graph_file
-    if not request.outputs:
+    wanted = list(request.outputs) or list(getattr(model, "default_outputs", None) or [])
+    if not wanted:
         likely = names.likely_outputs(model.graph_def)
         listed = ", ".join(likely) if likely else "none found"
         raise InputError(f"no --outputs given for {where}; likely outputs: {listed}")
-    outputs = names.resolve(model.graph_def, list(request.outputs), "output", where)
-    given = names.resolve(model.graph_def, list(request.inputs), "input", where)
+    outputs = names.resolve(model.graph_def, wanted, "output", where)
+    given_names = list(request.inputs) or (
+        list(getattr(model, "default_inputs", None) or []) if not request.outputs else [])
+    given = names.resolve(model.graph_def, given_names, "input", where)
     from graphfreeze.graph.graphdefs import reachable
 
     needed = reachable(model.graph_def, [o.node for o in outputs], [i.node for i in given])
+    if not request.inputs:  # the model's own inputs: only those these outputs use
+        given = [ref for ref in given if ref.node in needed]
     flags = names.flag_nodes(model.graph_def, needed, {i.node for i in given})
     inputs = given or names.default_inputs(model.graph_def, outputs, set(flags))
     for ref in given:
-        if ref.node not in needed:
+        if ref.node not in needed and request.inputs:
             raise InputError(f"input '{ref.name}' is not needed by outputs "
                              f"{', '.join(request.outputs)} in {where}; drop it from --inputs")
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags)
@@ -99,7 +105,7 @@ def sidecar_for(state, request: Request) -> dict:
         "bytes": artifact.size,
         "sha256": artifact.sha256,
         "source": {"kind": state.model.kind, "path": request.source,
-                   "graph": state.model.graph_file},
+                   "graph": state.model.graph_file, **getattr(state.model, "notes", {})},
         "inputs": [t.as_json() for t in artifact.inputs],
         "outputs": [t.as_json() for t in artifact.outputs],
         "flags_folded": {k: v for k, v in sorted(state.flags.items())},
@@ -116,6 +122,9 @@ def convert(request: Request, registry: Registry | None = None,
                        skip=set() if request.verify else {"verify"})
     paths = output_paths(request, plans, source_stem(request))
     sidecars = {t: p + ".json" for t, p in paths.items()}
+    for path in [*paths.values(), *sidecars.values()]:
+        if path.rstrip("/") == request.source.rstrip("/"):
+            raise OutputError(f"{path}: is the input model; choose another -o")
     model = load_source(request)
     memory.settle()
     initial = initial_state(request, model)

@@ -13,27 +13,52 @@ from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # as the CLI sets it (tfmot needs tf_keras)
+
+
+def _built(tmp_path_factory, script: str, name: str) -> Path:
+    out = tmp_path_factory.mktemp(name)
+    subprocess.run([sys.executable, str(ROOT / "models" / script), str(out)],
+                   check=True, capture_output=True)
+    return out
+
+
+def _copier(root: Path, tmp_path: Path):
+    """copy(name): a fresh copy of root/name (a file or directory) that a test may change."""
+
+    def copy(name: str) -> Path:
+        src, dest = root / name, tmp_path / name
+        if src.is_dir():
+            shutil.copytree(src, dest)
+        else:
+            shutil.copy(src, dest)
+        return dest
+
+    return copy
 
 
 @pytest.fixture(scope="session")
 def samples(tmp_path_factory) -> Path:
     """Directory with one model_dir per sample (iris, iris_resource, ..., cnn_v2)."""
-    out = tmp_path_factory.mktemp("samples")
-    subprocess.run([sys.executable, str(ROOT / "models" / "build_samples.py"), str(out)],
-                   check=True, capture_output=True)
-    return out
+    return _built(tmp_path_factory, "build_samples.py", "samples")
 
 
 @pytest.fixture
 def sample(samples, tmp_path):
     """A fresh copy of one sample model_dir (tests may write or break files in it)."""
+    return _copier(samples, tmp_path)
 
-    def copy(name: str) -> Path:
-        dest = tmp_path / name
-        shutil.copytree(samples / name, dest)
-        return dest
 
-    return copy
+@pytest.fixture(scope="session")
+def other_samples(tmp_path_factory) -> Path:
+    """One model of every non-checkpoint kind (models/other_sources.py), built once."""
+    return _built(tmp_path_factory, "other_sources.py", "other")
+
+
+@pytest.fixture
+def other(other_samples, tmp_path):
+    """A fresh copy of one file or directory from other_samples."""
+    return _copier(other_samples, tmp_path)
 
 
 @pytest.fixture

@@ -235,3 +235,30 @@ def op_counts(graph_def) -> dict[str, int]:
     for n in graph_def.node:
         counts[n.op] += 1
     return dict(sorted(counts.items()))
+
+
+def rename_nodes(graph_def, mapping: dict[str, str]) -> GraphDef:
+    """A copy with nodes renamed (`old -> new`) and every reference to them updated. A node
+    already called `new` (and not renamed itself) gets a free name first."""
+    names = {n.name for n in graph_def.node}
+    taken = set(mapping.values())
+    mapping = dict(mapping)
+    for new in taken:
+        if new in names and new not in mapping:
+            free, k = f"{new}_", 1
+            while f"{free}{k}" in names or f"{free}{k}" in taken:
+                k += 1
+            mapping[new] = f"{free}{k}"
+            taken.add(mapping[new])
+    out = with_nodes(graph_def, graph_def.node)
+    for node in out.node:
+        node.name = mapping.get(node.name, node.name)
+        renamed = []
+        for inp in node.input:
+            control = is_control(inp)
+            name, index = split_tensor(inp[1:] if control else inp)
+            name = mapping.get(name, name)
+            renamed.append(f"^{name}" if control else tensor_name(name, index))
+        del node.input[:]
+        node.input.extend(renamed)
+    return out

@@ -28,7 +28,9 @@ class CheckpointFiles:
 def locate(path: str, meta: str | None = None, step: int | None = None) -> CheckpointFiles:
     """Find the checkpoint prefix and meta graph for a prefix or model_dir path."""
     path = path.rstrip("/") if path != "/" else path
-    if storage.isdir(path):
+    # A prefix first: on object stores (and ram://) a prefix with files under it looks like a dir.
+    if not _SUFFIXES.search(path) and not storage.exists(path + ".index") and \
+            storage.isdir(path):
         prefix = _prefix_in_dir(path, step)
     else:
         prefix = _SUFFIXES.sub("", path)
@@ -212,7 +214,7 @@ class CheckpointModel:
             import tensorflow as tf
 
             try:
-                self._reader = tf.train.load_checkpoint(self.prefix)
+                self._reader = tf.compat.v1.train.NewCheckpointReader(self.prefix)
             except Exception as err:
                 raise InputError(f"{self.prefix}.index: not a readable checkpoint index "
                                  f"({_first_line(err)}); re-save the checkpoint") from err

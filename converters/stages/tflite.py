@@ -226,3 +226,90 @@ def io_types(data: bytes) -> dict:
 
 STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
               "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite")
+
+
+def probe_ops(graph_def, ops: list[str]) -> dict:
+    """Which of `ops` TFLite builtins cannot take: one node of each type (main graph) is copied
+    into a small graph, its tensor inputs as placeholders of their inferred shapes and its small
+    constant inputs kept, and the lot converted once. Ops only inside functions are "unchecked"."""
+    import tensorflow as tf
+    from graphfreeze.graph.graphdefs import nodes_by_name
+    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.stages.export import skeleton
+
+    by_name = nodes_by_name(graph_def)
+    chosen = {}
+    for node in graph_def.node:
+        if node.op in ops and node.op not in chosen:
+            chosen[node.op] = node
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(skeleton(graph_def), name="")
+    probe = type(graph_def)()
+    probe.versions.CopyFrom(graph_def.versions)
+    inputs, outputs, checked = [], [], []
+    for op, node in sorted(chosen.items()):
+        try:
+            out_count = len(graph.get_operation_by_name(node.name).outputs)
+        except (KeyError, ValueError):
+            continue
+        pieces = _probe_inputs(graph, by_name, node, f"probe_{op}")
+        if pieces is None:
+            continue
+        for piece, shape in pieces:
+            probe.node.add().CopyFrom(piece)
+            if shape is not None:
+                inputs.append((piece.name, shape))
+        new = probe.node.add()
+        new.CopyFrom(node)
+        new.name, new.device = f"probe_{op}", ""
+        del new.input[:]
+        new.input.extend(piece.name for piece, _ in pieces)
+        outputs += [new.name if i == 0 else f"{new.name}:{i}" for i in range(out_count)]
+        checked.append(op)
+    unchecked = sorted(set(ops) - set(checked))
+    if not outputs:
+        return {"unsupported": [], "unchecked": unchecked}
+    conv = tf.compat.v1.lite.TFLiteConverter(probe, None, None, input_arrays_with_shape=inputs,
+                                             output_arrays=list(dict.fromkeys(
+                                                 o.split(":")[0] for o in outputs)))
+    try:
+        with native_stderr_off():
+            conv.convert()
+        return {"unsupported": [], "unchecked": unchecked}
+    except Exception as err:  # noqa: BLE001 -- the converter's message names the ops
+        flex, nowhere = unsupported_ops(str(err))
+        if not flex and not nowhere:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            return {"unsupported": [], "unchecked": sorted(ops), "error": first}
+        return {"unsupported": sorted(set(flex) | set(nowhere)),
+                "needs_allow_tf_ops": flex, "no_kernel": nowhere, "unchecked": unchecked}
+
+
+def _probe_inputs(graph, by_name, node, prefix: str):
+    """[(NodeDef, placeholder shape or None)] standing in for `node`'s data inputs, or None."""
+    import tensorflow as tf
+    from graphfreeze.graph.graphdefs import is_control, split_tensor
+    from graphfreeze.stages.export import is_big_const
+    from tensorflow.core.framework import node_def_pb2
+
+    pieces = []
+    for k, inp in enumerate(i for i in node.input if not is_control(i)):
+        src, index = split_tensor(inp)
+        source = by_name.get(src)
+        piece = node_def_pb2.NodeDef(name=f"{prefix}/in{k}")
+        if source is not None and source.op == "Const" and not is_big_const(source):
+            piece.op = "Const"
+            piece.attr["dtype"].CopyFrom(source.attr["dtype"])
+            piece.attr["value"].CopyFrom(source.attr["value"])
+            pieces.append((piece, None))
+            continue
+        tensor = graph.get_tensor_by_name(f"{src}:{index}")
+        if tensor.shape.rank is None or tensor.dtype in (tf.resource, tf.variant):
+            return None
+        shape = [1 if d is None else d for d in tensor.shape.as_list()]
+        piece.op = "Placeholder"
+        piece.attr["dtype"].type = tensor.dtype.base_dtype.as_datatype_enum
+        piece.attr["shape"].shape.CopyFrom(tf.TensorShape(shape).as_proto())
+        pieces.append((piece, shape))
+    return pieces

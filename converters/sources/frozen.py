@@ -1,0 +1,79 @@
+"""Sources whose graph is already frozen: a `.pb`/`.pbtxt` GraphDef, and the graph TensorFlow's
+`convert_variables_to_constants_v2` makes from a SavedModel signature or a Keras model.
+
+They have no variables to read; the freeze stage only cuts the graph, and the strip/optimize
+stages clean it like any other (an old freeze_graph output comes out smaller).
+"""
+
+from __future__ import annotations
+
+from graphfreeze import storage
+from graphfreeze.errors import InputError
+from graphfreeze.sources.base import ReadStats
+
+
+class FrozenModel:
+    """A frozen GraphDef; `inputs`/`outputs` are the names its maker knows (or None)."""
+
+    kind = "frozen_graph"
+
+    def __init__(self, location: str, graph_file: str, graph_def, inputs=None, outputs=None):
+        self.location = location
+        self.graph_file = graph_file
+        self.graph_def = graph_def
+        self.variables: dict = {}
+        self.memo: dict = {}
+        self.stats = ReadStats()
+        self.default_inputs: list[str] | None = inputs
+        self.default_outputs: list[str] | None = outputs
+
+    def check_variables(self, nodes: list[str]) -> None:
+        if nodes:
+            raise InputError(f"{self.graph_file}: variable(s) {', '.join(nodes[:3])} in a frozen "
+                             "graph have no values; freeze from the checkpoint instead")
+
+    def read_variables(self, nodes: list[str]):
+        return iter(())
+
+    def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
+        """The frozen graph is its own original: run it as given."""
+        from graphfreeze.graph.session import run_graph_def
+
+        return run_graph_def(graph_def, feeds, fetches)
+
+
+def read_graph_def(path: str):
+    """Parse a GraphDef from `.pb` (binary) or `.pbtxt` (text); devices cleared."""
+    from google.protobuf import message, text_format
+    from tensorflow.core.framework import graph_pb2
+
+    data = storage.read_bytes(path)
+    graph_def = graph_pb2.GraphDef()
+    try:
+        if path.endswith((".pbtxt", ".txt")):
+            text_format.Parse(data.decode("utf-8"), graph_def)
+        else:
+            graph_def.ParseFromString(data)
+    except (message.DecodeError, text_format.ParseError, UnicodeDecodeError) as err:
+        kind = "text" if path.endswith((".pbtxt", ".txt")) else "binary"
+        raise InputError(f"{path}: not a {kind} GraphDef ({_first_line(err)}); the file is "
+                         "truncated or not a frozen graph") from err
+    if not graph_def.node:
+        raise InputError(f"{path}: holds no graph nodes; the file is truncated or not a frozen "
+                         "graph")
+    names = [n.name for n in graph_def.node]
+    if any(not n.op or not n.name for n in graph_def.node) or len(set(names)) != len(names):
+        raise InputError(f"{path}: not a valid GraphDef (nameless or duplicate nodes); the file "
+                         "is truncated or not a frozen graph")
+    for node in graph_def.node:
+        node.device = ""
+    return graph_def
+
+
+def load(path: str) -> FrozenModel:
+    return FrozenModel(path, path, read_graph_def(path))
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

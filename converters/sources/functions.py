@@ -1,0 +1,71 @@
+"""Models that are TF2 functions (a SavedModel signature, a Keras model): frozen with TensorFlow's
+own `convert_variables_to_constants_v2`, then named the way the user knows them.
+
+The frozen graph's input placeholders are renamed to the signature's input keys (or the Keras
+input layer names) and each output gets a node named after its output key, so an Android app
+feeds `image` and fetches `probabilities`, not `serving_default_x` and `Identity_1`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from graphfreeze.sources.frozen import FrozenModel
+
+
+class FunctionModel(FrozenModel):
+    """A frozen function graph plus the original callable, which is the reference."""
+
+    def __init__(self, kind: str, location: str, graph_file: str, graph_def,
+                 inputs: list[str], outputs: list[str], call: Callable[[dict], dict]):
+        super().__init__(location, graph_file, graph_def, inputs, outputs)
+        self.kind = kind
+        self._call = call
+
+    def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
+        """The original callable on the feeds when the run uses its own inputs and outputs;
+        otherwise (inner nodes named with --outputs/--inputs) the frozen graph."""
+        import numpy as np
+
+        by_input = {f"{k}:0": k for k in self.default_inputs}
+        by_output = {f"{k}:0": k for k in self.default_outputs}
+        if set(feeds) == set(by_input) and all(f in by_output for f in fetches):
+            result = self._call({by_input[name]: value for name, value in feeds.items()})
+            return [np.asarray(result[by_output[f]]) for f in fetches]
+        return super().run_reference(graph_def, feeds, fetches)
+
+
+def freeze_function(func, input_keys: list[str], output_keys: list[str]):
+    """GraphDef of `func` with variables as constants, inputs and outputs named by the keys.
+
+    `input_keys` follow `func.inputs` (captures excluded), `output_keys` `func.outputs`.
+    Control flow stays functional (`If`/`While`); the strip stage inlines what is constant.
+    """
+    from graphfreeze.graph.graphdefs import rename_nodes, split_tensor, tensor_name
+    from tensorflow.core.framework import node_def_pb2
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2,
+    )
+
+    frozen = convert_variables_to_constants_v2(func, lower_control_flow=False)
+    graph_def = frozen.graph.as_graph_def()
+    placeholders = [t.op.name for t in frozen.inputs[:len(input_keys)]]
+    graph_def = rename_nodes(graph_def, dict(zip(placeholders, input_keys, strict=True)))
+    renamed = {old: new for old, new in zip(placeholders, input_keys, strict=True)}
+    outputs = []
+    for tensor in frozen.outputs:
+        node, index = split_tensor(tensor.name)
+        outputs.append(tensor_name(renamed.get(node, node), index))
+    if len(outputs) != len(output_keys):
+        raise ValueError(f"{len(outputs)} outputs but {len(output_keys)} output names")
+    taken = {n.name for n in graph_def.node}
+    aside = {k: f"{k}/original" for k in output_keys if k in taken}
+    if aside:  # a node already has an output's key as its name: move it aside first
+        graph_def = rename_nodes(graph_def, aside)
+        outputs = [tensor_name(aside.get(split_tensor(o)[0], split_tensor(o)[0]),
+                               split_tensor(o)[1]) for o in outputs]
+    for key, source, tensor in zip(output_keys, outputs, frozen.outputs, strict=True):
+        node = graph_def.node.add()
+        node.CopyFrom(node_def_pb2.NodeDef(name=key, op="Identity", input=[source]))
+        node.attr["T"].type = tensor.dtype.as_datatype_enum
+    return graph_def

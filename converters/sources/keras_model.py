@@ -1,0 +1,214 @@
+"""Keras models: `.keras` files (Keras 3) and `.h5` files (tf_keras), frozen through a traced
+`tf.function` of the model in inference mode.
+
+Loading never runs code from the file unless the user passes --unsafe: `.keras` files load in
+Keras safe mode, and an `.h5` file whose config holds a `Lambda` layer (marshalled Python) is
+refused. Models wrapped by tensorflow-model-optimization for pruning or clustering are stripped
+of those wrappers with tfmot's own functions first; quantization-aware models keep their
+fake-quant ops (they freeze into FakeQuantWithMinMaxVars, which converters understand).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import shutil
+import tempfile
+
+from graphfreeze import storage
+from graphfreeze.errors import ConfigError, InputError
+
+KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
+
+
+def custom_objects(specs: tuple[str, ...]) -> dict:
+    """`module:attr` strings -> {attr: object} (the module is imported: the user asked)."""
+    objects = {}
+    for spec in specs:
+        module, _, attr = spec.partition(":")
+        if not module or not attr:
+            raise ConfigError(f"--custom-objects {spec}: write it as module:attr, e.g. "
+                              "my_layers:MyDense")
+        try:
+            objects[attr.rsplit(".", 1)[-1]] = _getattr_path(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as err:
+            raise ConfigError(f"--custom-objects {spec}: cannot import it ({err}); check "
+                              "PYTHONPATH and the name") from err
+    return objects
+
+
+def _getattr_path(obj, path: str):
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _local_copy(path: str) -> tuple[str, str | None]:
+    """Keras reads local files only: remote ones are copied to a temp dir first."""
+    if not storage.is_remote(path):
+        return path, None
+    tmp = tempfile.mkdtemp(prefix="graphfreeze-")
+    local = os.path.join(tmp, storage.basename(path))
+    with open(local, "wb") as f:
+        f.write(storage.read_bytes(path))
+    return local, tmp
+
+
+def _h5_config(path: str) -> dict:
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as f:
+            raw = f.attrs.get("model_config")
+    except OSError as err:
+        raise InputError(f"{path}: not a readable HDF5 file ({err}); the file is truncated or "
+                         "not a Keras .h5 model") from err
+    if raw is None:
+        raise InputError(f"{path}: an HDF5 file without a Keras model config (weights only?); "
+                         "save the whole model with model.save(PATH)")
+    return json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+
+
+def _layer_classes(config) -> set[str]:
+    found = set()
+    if isinstance(config, dict):
+        if "class_name" in config:
+            found.add(config["class_name"])
+        for value in config.values():
+            found |= _layer_classes(value)
+    elif isinstance(config, list):
+        for value in config:
+            found |= _layer_classes(value)
+    return found
+
+
+def _missing_object(err: Exception) -> str | None:
+    match = re.search(r"(?:Could not locate (?:class|function)|Unknown (?:layer|object)"
+                      r"(?: type)?:?)\s*'?([\w.>]+)'?", str(err))
+    return match.group(1).split(">")[-1] if match else None
+
+
+def _load(local: str, path: str, objects: dict, unsafe: bool):
+    if local.endswith(".keras"):
+        import keras
+
+        try:
+            return keras.saving.load_model(local, custom_objects=objects, compile=False,
+                                           safe_mode=not unsafe), "keras"
+        except Exception as err:
+            _raise_load_error(path, err)
+    config = _h5_config(local)
+    if "Lambda" in _layer_classes(config) and not unsafe:
+        raise InputError(f"{path}: has a Lambda layer, whose Python code would run on loading; "
+                         "pass --unsafe if you trust this file")
+    import tf_keras
+
+    try:
+        with _tfmot_scopes():
+            return tf_keras.models.load_model(local, custom_objects=objects, compile=False), \
+                "tf_keras"
+    except Exception as err:
+        _raise_load_error(path, err)
+
+
+def _raise_load_error(path: str, err: Exception):
+    missing = _missing_object(err)
+    if missing:
+        raise InputError(f"{path}: needs the custom object '{missing}'; pass --custom-objects "
+                         f"MODULE:{missing}") from err
+    if "safe_mode" in str(err) or "unsafe" in str(err).lower():
+        raise InputError(f"{path}: loading would run Python code stored in the file (a lambda); "
+                         "pass --unsafe if you trust this file") from err
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    raise InputError(f"{path}: Keras cannot load this model ({text})") from err
+
+
+def _tfmot_scopes():
+    import contextlib
+
+    stack = contextlib.ExitStack()
+    try:
+        import tensorflow_model_optimization as tfmot
+    except ImportError:
+        return stack
+    stack.enter_context(tfmot.sparsity.keras.prune_scope())
+    stack.enter_context(tfmot.clustering.keras.cluster_scope())
+    stack.enter_context(tfmot.quantization.keras.quantize_scope())
+    return stack
+
+
+def strip_training_wrappers(model):
+    """tfmot's pruning and clustering wrappers off (their own strip functions); names of what
+    was stripped."""
+    classes = {type(layer).__name__ for layer in getattr(model, "layers", [])}
+    stripped = []
+    if "PruneLowMagnitude" in classes:
+        import tensorflow_model_optimization as tfmot
+
+        model = tfmot.sparsity.keras.strip_pruning(model)
+        stripped.append("pruning")
+    if classes & {"ClusterWeights", "ClusterWeightsMHA", "ClusterWeightsRNN"}:
+        import tensorflow_model_optimization as tfmot
+
+        model = tfmot.clustering.keras.strip_clustering(model)
+        stripped.append("clustering")
+    return model, stripped
+
+
+def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
+    import numpy as np
+    import tensorflow as tf
+    from graphfreeze.sources.functions import FunctionModel, freeze_function
+
+    if not storage.exists(path):
+        raise InputError(f"{path}: file not found; check the path")
+    objects = custom_objects(custom)
+    local, tmp = _local_copy(path)
+    try:
+        model, flavour = _load(local, path, objects, unsafe)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    model, stripped = strip_training_wrappers(model)
+    inputs = list(model.inputs)
+    input_names = _unique([_input_name(t, i) for i, t in enumerate(inputs)])
+    output_names = _unique(list(getattr(model, "output_names", None) or
+                                [f"output_{i}" for i in range(len(model.outputs))]))
+    specs = [tf.TensorSpec(t.shape, t.dtype, name=n) for t, n in zip(inputs, input_names,
+                                                                     strict=True)]
+
+    def forward(*xs):
+        result = model(list(xs) if len(xs) > 1 else xs[0], training=False)
+        flat = tf.nest.flatten(result)
+        return flat
+
+    fn = tf.function(forward).get_concrete_function(*specs)
+    graph_def = freeze_function(fn, input_names, output_names)
+
+    def call(feeds: dict) -> dict:
+        xs = [tf.constant(feeds[n]) for n in input_names]
+        out = tf.nest.flatten(model(xs if len(xs) > 1 else xs[0], training=False))
+        return {n: np.asarray(v) for n, v in zip(output_names, out, strict=True)}
+
+    result = FunctionModel("keras", path, path, graph_def, input_names, output_names, call)
+    result.keras_model = model
+    result.notes = {"keras": flavour, "stripped": stripped}
+    return result
+
+
+def _input_name(tensor, i: int) -> str:
+    name = getattr(tensor, "name", None) or f"input_{i}"
+    return name.split(":")[0].split("/")[0]
+
+
+def _unique(names: list[str]) -> list[str]:
+    seen, out = set(), []
+    for name in names:
+        candidate, k = name, 1
+        while candidate in seen:
+            candidate, k = f"{name}_{k}", k + 1
+        seen.add(candidate)
+        out.append(candidate)
+    return out

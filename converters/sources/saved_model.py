@@ -1,0 +1,114 @@
+"""SavedModels, TF2 (`tf.saved_model.save`) and TF1 (`SavedModelBuilder`), through one path:
+`tf.saved_model.load`, the chosen signature, TensorFlow's own freezing of that function.
+
+Inputs and outputs come from the signature: its keys become the frozen graph's input and output
+node names, whatever the placeholders were called inside.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphfreeze import storage
+from graphfreeze.errors import InputError
+
+
+@dataclass(frozen=True)
+class SignatureInfo:
+    key: str
+    inputs: dict  # key -> (tensor name, dtype name, shape list or None)
+    outputs: dict
+
+
+def read_saved_model_proto(path: str):
+    """The SavedModel protobuf (no TensorFlow objects built); InputError if missing or broken."""
+    from google.protobuf import message, text_format
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    pb, pbtxt = storage.join(path, "saved_model.pb"), storage.join(path, "saved_model.pbtxt")
+    model = saved_model_pb2.SavedModel()
+    if storage.exists(pb):
+        try:
+            model.ParseFromString(storage.read_bytes(pb))
+        except message.DecodeError as err:
+            raise InputError(f"{pb}: not a SavedModel protobuf ({err}); the file is truncated or "
+                             "corrupt, re-export the model") from err
+    elif storage.exists(pbtxt):
+        try:
+            text_format.Parse(storage.read_bytes(pbtxt).decode("utf-8"), model)
+        except (text_format.ParseError, UnicodeDecodeError) as err:
+            raise InputError(f"{pbtxt}: not a text SavedModel ({err})") from err
+    else:
+        raise InputError(f"{path}: a SavedModel directory needs saved_model.pb (or "
+                         "saved_model.pbtxt) beside variables/; it has none. Copy the whole "
+                         "directory tf.saved_model.save wrote")
+    if not model.meta_graphs:
+        raise InputError(f"{pb}: holds no meta graph; re-export the model")
+    return model
+
+
+def choose(model, path: str, tag: str, signature: str):
+    """The MetaGraphDef with `tag` and its `signature`; InputErrors list what is there."""
+    tag_sets = [sorted(m.meta_info_def.tags) for m in model.meta_graphs]
+    meta = next((m for m in model.meta_graphs if tag in m.meta_info_def.tags), None)
+    if meta is None:
+        have = "; ".join(",".join(t) or "(none)" for t in tag_sets)
+        raise InputError(f"{path}: no meta graph tagged '{tag}' (tag sets here: {have}); "
+                         "pick one with --tag")
+    if signature not in meta.signature_def:
+        have = ", ".join(sorted(k for k in meta.signature_def if not k.startswith("__"))) or "none"
+        raise InputError(f"{path}: no signature '{signature}' under tag '{tag}' (signatures: "
+                         f"{have}); pick one with --signature")
+    return meta
+
+
+def signatures(meta) -> list[SignatureInfo]:
+    """Every signature's inputs and outputs, as the MetaGraphDef records them."""
+    from tensorflow.python.framework import dtypes
+
+    def info(tensors):
+        out = {}
+        for key in sorted(tensors):
+            t = tensors[key]
+            shape = None if t.tensor_shape.unknown_rank else \
+                [None if d.size < 0 else d.size for d in t.tensor_shape.dim]
+            out[key] = (t.name, dtypes.as_dtype(t.dtype).name if t.dtype else "?", shape)
+        return out
+
+    return [SignatureInfo(k, info(s.inputs), info(s.outputs))
+            for k, s in sorted(meta.signature_def.items()) if not k.startswith("__")]
+
+
+def load(path: str, tag: str = "serve", signature: str = "serving_default"):
+    import numpy as np
+    import tensorflow as tf
+    from graphfreeze.sources.functions import FunctionModel, freeze_function
+
+    path = path.rstrip("/")
+    proto = read_saved_model_proto(path)
+    choose(proto, path, tag, signature)
+    try:
+        loaded = tf.saved_model.load(path, tags=[tag])
+    except Exception as err:  # missing variables/, corrupt checkpoint, unknown ops
+        raise InputError(f"{path}: TensorFlow cannot load this SavedModel ({_first_line(err)}); "
+                         "check that variables/ was copied with saved_model.pb") from err
+    fn = loaded.signatures[signature]
+    input_keys = list(getattr(fn, "_arg_keywords", None) or
+                      sorted(fn.structured_input_signature[1]))
+    output_keys = sorted(fn.structured_outputs)
+    graph_def = freeze_function(fn, input_keys, output_keys)
+
+    def call(feeds: dict) -> dict:
+        result = fn(**{k: tf.constant(v) for k, v in feeds.items()})
+        return {k: np.asarray(v) for k, v in result.items()}
+
+    graph_file = storage.join(path, "saved_model.pb")
+    model = FunctionModel("saved_model", path, graph_file, graph_def, input_keys, output_keys,
+                          call)
+    model.loaded = loaded  # keeps the variables the reference call reads alive
+    return model
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

@@ -1,0 +1,65 @@
+"""`freeze inspect` on each kind of model: what it is, before converting it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def inspect_json(freeze, path):
+    result = freeze("inspect", path, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_checkpoint_report(sample, freeze):
+    report = inspect_json(freeze, sample("iris"))
+    assert report["kind"] == "checkpoint"
+    names = {v["name"]: v for v in report["variables"]}
+    assert names["dnn/hidden1/kernel"]["shape"] == [4, 16]
+    assert names["dnn/hidden1/kernel"]["bytes"] == 4 * 16 * 4
+    assert report["outputs"][0]["name"] == "probs:0"
+    assert report["inputs"] == [{"name": "x:0", "dtype": "float32", "shape": [None, 4]}]
+    assert report["flags"] == {"dnn/keep_prob": 1.0}
+    assert report["op_counts"]["Softmax"] == 1
+    assert report["targets"]["onnx"]["unsupported"] == []
+    assert report["targets"]["tflite"]["unsupported"] == []
+    assert report["size_bytes"] > 0
+
+
+def test_ops_a_target_cannot_take_are_listed(sample, freeze):
+    report = inspect_json(freeze, sample("iris_odd_op"))
+    assert "Igamma" in report["targets"]["onnx"]["unsupported"]
+    tflite = report["targets"]["tflite"]
+    assert "Igamma" in tflite["no_kernel"] or "Igamma" in tflite["unchecked"]
+
+
+@pytest.mark.parametrize("name,kind", [("tf2_savedmodel", "saved_model"),
+                                       ("tf1_savedmodel", "saved_model"),
+                                       ("model.keras", "keras"), ("model.h5", "keras"),
+                                       ("frozen.pb", "frozen_graph")])
+def test_other_kinds(other, freeze, name, kind):
+    report = inspect_json(freeze, other(name))
+    assert report["kind"] == kind and report["outputs"] and report["inputs"]
+    if kind == "saved_model":
+        assert report["tag_sets"] == [["serve"]]
+        assert [s["key"] for s in report["signatures"]] == ["serving_default"]
+        assert report["variables"]
+    if kind == "keras":
+        assert report["outputs"][0]["name"] == "probabilities:0"
+        assert report["variables"]
+
+
+def test_human_readable_report(sample, freeze):
+    result = freeze("inspect", sample("iris"))
+    assert result.exit_code == 0, result.output
+    for text in ("checkpoint", "likely inputs and outputs", "probs:0", "variables: 21",
+                 "onnx (opset", "tflite builtins"):
+        assert text in result.output
+
+
+def test_inspect_json_is_stable(sample, freeze):
+    model = sample("iris")
+    first = freeze("inspect", model, "--json").output
+    assert first == freeze("inspect", model, "--json").output
