@@ -63,10 +63,11 @@ def checkpoint_variables(prefix: str) -> list[dict]:
 
 def graph_tensors(graph_def, refs) -> list[dict]:
     """name, dtype, shape of tensors, from shape inference on the weightless graph."""
+    from graphfreeze.graph.graphdefs import extract
     from graphfreeze.stages.export import tensor_infos
 
     try:
-        infos = tensor_infos(graph_def, refs)
+        infos = tensor_infos(extract(graph_def, [r.node for r in refs]), refs)
     except Exception:  # noqa: BLE001 -- a graph TF can't import still gets its names listed
         return [{"name": r.name, "dtype": None, "shape": None} for r in refs]
     return [{"name": i.name, "dtype": i.dtype, "shape": None if i.shape is None else list(i.shape)}
@@ -116,6 +117,7 @@ _NOT_COMPUTE = {"Placeholder", "PlaceholderWithDefault", "Const", "Identity", "N
 
 def onnx_gaps(ops: set[str]) -> dict:
     """Ops tf2onnx has no handler for at the opset graphfreeze would use."""
+    import tf2onnx.tfonnx  # noqa: F401 -- importing it registers every op handler
     from graphfreeze.stages.onnx_export import newest_opset
     from tf2onnx import handler
 
@@ -134,21 +136,48 @@ def _training_op(op: str) -> bool:
                                                                "ShardedFilename", "StringJoin"}
 
 
-def _inference_ops(graph_def) -> set[str]:
-    """Op types every candidate output depends on (training-only parts of the graph left out)."""
-    from graphfreeze.graph.graphdefs import reachable
+def _inference_graph(graph_def, candidates: list[str] | None = None):
+    """What the candidate outputs run at inference: the graph cut to them, flags folded,
+    constant branches chosen (graphfreeze's own strip pass; variables stay variables)."""
+    from graphfreeze.graph.graphdefs import extract, reachable
+    from graphfreeze.graph.strip import strip_training
 
-    candidates = names.likely_outputs(graph_def, limit=10_000)
+    candidates = candidates or names.likely_outputs(graph_def, limit=20)
     if not candidates:
-        return set(op_counts(graph_def))
-    needed = reachable(graph_def, candidates)
-    ops = {n.op for n in graph_def.node if n.name in needed}
-    called = {n.attr[a].func.name for n in graph_def.node if n.name in needed
-              for a in ("then_branch", "else_branch", "f", "body", "cond") if a in n.attr}
-    for func in graph_def.library.function:
-        if func.signature.name in called:
-            ops |= {n.op for n in func.node_def}
-    return ops
+        return graph_def
+    sub = extract(graph_def, candidates)
+    flags = names.flag_nodes(sub, reachable(sub, candidates), set())
+    inputs = [n.name for n in sub.node if n.op in names.PLACEHOLDER_OPS and n.name not in flags]
+    sub = type(graph_def)(node=list(sub.node), library=sub.library, versions=sub.versions)
+    by_name = {n.name: n for n in sub.node}
+    outs = []
+    for i, name in enumerate(candidates):  # read through Identities: the outputs themselves
+        out = sub.node.add(name=f"inspect/output_{i}", op="Identity", input=[name])  # may be calls
+        out.attr["T"].type = _output_dtype(by_name[name])
+        outs.append(out.name)
+    try:
+        sub, _ = strip_training(sub, outs + inputs, flags)
+    except Exception:  # noqa: BLE001 -- the raw graph's ops are still a fair answer
+        pass
+    return sub
+
+
+def _output_dtype(node) -> int:
+    """DataType of a node's first output, from its attrs (1 = float32 if none says)."""
+    for key in ("output_type", "out_type", "DstT", "dtype", "T"):
+        if key in node.attr and node.attr[key].type:
+            return node.attr[key].type
+    if "Tout" in node.attr and node.attr["Tout"].list.type:
+        return node.attr["Tout"].list.type[0]
+    return 1
+
+
+def _gaps(graph_def, candidates: list[str] | None = None) -> dict:
+    try:
+        graph = _inference_graph(graph_def, candidates)
+    except Exception:  # noqa: BLE001 -- then judge the ops of the graph as it is
+        graph = graph_def
+    return target_gaps(graph, set(op_counts(graph)))
 
 
 def _checkpoint(path: str, meta: str | None, step: int | None) -> dict:
@@ -165,7 +194,7 @@ def _checkpoint(path: str, meta: str | None, step: int | None) -> dict:
             "size_bytes": _size(data),
             "variables": checkpoint_variables(files.prefix),
             "signatures": [], **io, "op_counts": op_counts(graph_def),
-            "targets": target_gaps(graph_def, _inference_ops(graph_def))}
+            "targets": _gaps(graph_def)}
 
 
 def _saved_model(path: str, tag: str) -> dict:
@@ -192,7 +221,8 @@ def _saved_model(path: str, tag: str) -> dict:
             "inputs": tensors(chosen.inputs) if chosen else [],
             "outputs": tensors(chosen.outputs) if chosen else [],
             "flags": {}, "op_counts": op_counts(meta.graph_def),
-            "targets": target_gaps(meta.graph_def, _inference_ops(meta.graph_def))}
+            "targets": _gaps(meta.graph_def, sorted(
+                {t[0].split(":")[0] for t in chosen.outputs.values()}) if chosen else None)}
 
 
 def _keras(path: str) -> dict:
@@ -219,4 +249,4 @@ def _frozen(path: str) -> dict:
     io = _likely_io(graph_def)
     return {"size_bytes": _size([path]), "variables": [], "signatures": [], **io,
             "op_counts": op_counts(graph_def),
-            "targets": target_gaps(graph_def, _inference_ops(graph_def))}
+            "targets": _gaps(graph_def)}

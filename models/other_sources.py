@@ -14,6 +14,7 @@ OUT_DIR/
   model.h5             tf_keras model (BatchNorm, Dropout): input `image`, output `probabilities`
   pruned.h5            the same wrapped for pruning by tensorflow-model-optimization
   clustered.h5         the same wrapped for weight clustering by tensorflow-model-optimization
+  qat.h5               a Dense model wrapped for quantization-aware training (fake-quant ops)
   lambda.h5            tf_keras model with a Lambda layer (refused without --unsafe)
   frozen.pb            what freeze_graph makes of a TF1 graph (Identity chains, dropout flag)
 """
@@ -135,6 +136,12 @@ def tf_keras_models(out: str) -> None:
         outputs = tf_keras.layers.Dense(3, activation="softmax", name="probabilities")(h)
         return tf_keras.Model(inputs, outputs)
 
+    def base_plain():  # what quantization-aware training supports (no BatchNorm after Dense)
+        inputs = tf_keras.Input((8,), name="image")
+        h = tf_keras.layers.Dense(16, activation="relu")(inputs)
+        outputs = tf_keras.layers.Dense(3, activation="softmax", name="probabilities")(h)
+        return tf_keras.Model(inputs, outputs)
+
     base().save(os.path.join(out, "model.h5"))
     pruned = tfmot.sparsity.keras.prune_low_magnitude(base())
     pruned.save(os.path.join(out, "pruned.h5"))
@@ -142,6 +149,8 @@ def tf_keras_models(out: str) -> None:
         base(), number_of_clusters=4,
         cluster_centroids_init=tfmot.clustering.keras.CentroidInitialization.LINEAR)
     clustered.save(os.path.join(out, "clustered.h5"))
+    quantized = tfmot.quantization.keras.quantize_model(base_plain())
+    quantized.save(os.path.join(out, "qat.h5"))
     inputs = tf_keras.Input((8,), name="image")
     outputs = tf_keras.layers.Lambda(lambda t: t * 2.0, name="double")(inputs)
     tf_keras.Model(inputs, outputs).save(os.path.join(out, "lambda.h5"))

@@ -174,8 +174,8 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
     model, stripped = strip_training_wrappers(model)
     inputs = list(model.inputs)
     input_names = _unique([_input_name(t, i) for i, t in enumerate(inputs)])
-    output_names = _unique(list(getattr(model, "output_names", None) or
-                                [f"output_{i}" for i in range(len(model.outputs))]))
+    output_names = _unique([_user_name(model, n) for n in getattr(model, "output_names", None) or
+                            [f"output_{i}" for i in range(len(model.outputs))]])
     specs = [tf.TensorSpec(t.shape, t.dtype, name=n) for t, n in zip(inputs, input_names,
                                                                      strict=True)]
 
@@ -196,6 +196,16 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
     result.keras_model = model
     result.notes = {"keras": flavour, "stripped": stripped}
     return result
+
+
+def _user_name(model, name: str) -> str:
+    """A layer's own name, not that of a tfmot quantization wrapper around it (`quant_x`)."""
+    try:
+        layer = model.get_layer(name)
+    except ValueError:
+        return name
+    inner = getattr(layer, "layer", None)
+    return inner.name if type(layer).__name__.startswith("QuantizeWrapper") and inner else name
 
 
 def _input_name(tensor, i: int) -> str:

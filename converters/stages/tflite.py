@@ -273,17 +273,24 @@ def probe_ops(graph_def, ops: list[str]) -> dict:
     conv = tf.compat.v1.lite.TFLiteConverter(probe, None, None, input_arrays_with_shape=inputs,
                                              output_arrays=list(dict.fromkeys(
                                                  o.split(":")[0] for o in outputs)))
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS,
+                                      tf.lite.OpsSet.SELECT_TF_OPS]
     try:
         with native_stderr_off():
-            conv.convert()
-        return {"unsupported": [], "unchecked": unchecked}
+            data = conv.convert()
     except Exception as err:  # noqa: BLE001 -- the converter's message names the ops
-        flex, nowhere = unsupported_ops(str(err))
-        if not flex and not nowhere:
+        _, nowhere = unsupported_ops(str(err))
+        if not nowhere:
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             return {"unsupported": [], "unchecked": sorted(ops), "error": first}
-        return {"unsupported": sorted(set(flex) | set(nowhere)),
-                "needs_allow_tf_ops": flex, "no_kernel": nowhere, "unchecked": unchecked}
+        rest = probe_ops(graph_def, [o for o in ops if o not in nowhere])  # the others, again
+        return {"unsupported": sorted(set(rest["unsupported"]) | set(nowhere)),
+                "needs_allow_tf_ops": rest.get("needs_allow_tf_ops", []),
+                "no_kernel": sorted(set(rest.get("no_kernel", [])) | set(nowhere)),
+                "unchecked": rest["unchecked"]}
+    flex = sorted({m.decode() for m in re.findall(rb"Flex([A-Z][A-Za-z0-9]+)", data)})
+    return {"unsupported": flex, "needs_allow_tf_ops": flex, "no_kernel": [],
+            "unchecked": unchecked}
 
 
 def _probe_inputs(graph, by_name, node, prefix: str):

@@ -26,6 +26,7 @@ def sidecar_of(path):
     ("model.h5", "--keras", ["image:0"], ["probabilities:0"]),
     ("pruned.h5", "--keras", ["image:0"], ["probabilities:0"]),
     ("clustered.h5", "--keras", ["image:0"], ["probabilities:0"]),
+    ("qat.h5", "--keras", ["image:0"], ["probabilities:0"]),
 ])
 def test_models_freeze_with_the_names_the_user_knows(other, freeze, tmp_path, name, flag,
                                                      inputs, outputs):
