@@ -29,6 +29,8 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_freeze.py --markdown bench/results.md
+	$(BIN)/python bench/bench_convert.py --markdown bench/results_convert.md
+	$(BIN)/python bench/bench_inspect.py --markdown bench/results_inspect.md
 
 clean:
 	rm -rf $(VENV) models/out bench/.cache .pytest_cache
