@@ -16,7 +16,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(DEMO)/checkpoint: models/iris_dnn.py | $(STAMP)
-	$(BIN)/python models/iris_dnn.py --out $(DEMO)
+	@mkdir -p models/out
+	$(BIN)/python models/iris_dnn.py --out $(DEMO) 2>models/out/iris.build.log || \
+		(cat models/out/iris.build.log; exit 1)
 
 demo: $(STAMP) $(DEMO)/checkpoint
 	$(BIN)/freeze --ckpt $(DEMO)/model.ckpt-200 --outputs probs --force

@@ -170,14 +170,15 @@ def _fold_into_layer(out_name, by_name, layer, scale, shift):
     scale = np.broadcast_to(scale, (channels,))
     shift = np.broadcast_to(shift, (channels,))
     dtype = weights.dtype
+    scale_w = scale.astype(dtype)  # multiply in the weights' own precision, as TF does
     if node.op == "Conv2D":
-        new_w = weights * scale.reshape(1, 1, 1, -1)
+        new_w = weights * scale_w.reshape(1, 1, 1, -1)
     elif node.op == "DepthwiseConv2dNative":
-        new_w = weights * scale.reshape(1, 1, weights.shape[2], weights.shape[3])
+        new_w = weights * scale_w.reshape(1, 1, weights.shape[2], weights.shape[3])
     elif node.attr["transpose_b"].b:
-        new_w = weights * scale.reshape(-1, 1)
+        new_w = weights * scale_w.reshape(-1, 1)
     else:
-        new_w = weights * scale.reshape(1, -1)
+        new_w = weights * scale_w.reshape(1, -1)
     old_b = const_value(by_name, bias.input[1]).astype(np.float64) if bias is not None else 0.0
     new_b = old_b * scale + shift
     layer = node_def_pb2.NodeDef()
@@ -185,7 +186,7 @@ def _fold_into_layer(out_name, by_name, layer, scale, shift):
     layer.name = out_name + "/folded"
     layer.input[1] = out_name + "/folded_weights"
     biasadd = _op("BiasAdd", out_name, [layer.name, out_name + "/folded_bias"], node.attr["T"].type)
-    return [make_const(out_name + "/folded_weights", new_w.astype(dtype)), layer,
+    return [make_const(out_name + "/folded_weights", new_w), layer,
             make_const(out_name + "/folded_bias", new_b.astype(dtype)), biasadd]
 
 
