@@ -237,9 +237,9 @@ def op_counts(graph_def) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def rename_nodes(graph_def, mapping: dict[str, str]) -> GraphDef:
-    """A copy with nodes renamed (`old -> new`) and every reference to them updated. A node
-    already called `new` (and not renamed itself) gets a free name first."""
+def rename_nodes(graph_def, mapping: dict[str, str]) -> tuple[GraphDef, dict[str, str]]:
+    """A copy with nodes renamed (`old -> new`) and every reference to them updated, and the
+    full renaming done: a node already called `new` (and not renamed itself) gets a free name."""
     names = {n.name for n in graph_def.node}
     taken = set(mapping.values())
     mapping = dict(mapping)
@@ -261,4 +261,4 @@ def rename_nodes(graph_def, mapping: dict[str, str]) -> GraphDef:
             renamed.append(f"^{name}" if control else tensor_name(name, index))
         del node.input[:]
         node.input.extend(renamed)
-    return out
+    return out, mapping

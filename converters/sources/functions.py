@@ -50,19 +50,14 @@ def freeze_function(func, input_keys: list[str], output_keys: list[str]):
     frozen = convert_variables_to_constants_v2(func, lower_control_flow=False)
     graph_def = frozen.graph.as_graph_def()
     placeholders = [t.op.name for t in frozen.inputs[:len(input_keys)]]
-    graph_def = rename_nodes(graph_def, dict(zip(placeholders, input_keys, strict=True)))
-    renamed = {old: new for old, new in zip(placeholders, input_keys, strict=True)}
-    outputs = []
-    for tensor in frozen.outputs:
-        node, index = split_tensor(tensor.name)
-        outputs.append(tensor_name(renamed.get(node, node), index))
-    if len(outputs) != len(output_keys):
-        raise ValueError(f"{len(outputs)} outputs but {len(output_keys)} output names")
-    taken = {n.name for n in graph_def.node}
-    aside = {k: f"{k}/original" for k in output_keys if k in taken}
-    if aside:  # a node already has an output's key as its name: move it aside first
-        graph_def = rename_nodes(graph_def, aside)
-        outputs = [tensor_name(aside.get(split_tensor(o)[0], split_tensor(o)[0]),
+    if len(frozen.outputs) != len(output_keys):
+        raise ValueError(f"{len(frozen.outputs)} outputs but {len(output_keys)} output names")
+    outputs = [t.name for t in frozen.outputs]
+    for mapping in (dict(zip(placeholders, input_keys, strict=True)),
+                    {k: f"{k}/original" for k in output_keys}):  # output keys: free the names
+        taken = {n.name for n in graph_def.node}
+        graph_def, done = rename_nodes(graph_def, {k: v for k, v in mapping.items() if k in taken})
+        outputs = [tensor_name(done.get(split_tensor(o)[0], split_tensor(o)[0]),
                                split_tensor(o)[1]) for o in outputs]
     for key, source, tensor in zip(output_keys, outputs, frozen.outputs, strict=True):
         node = graph_def.node.add()
