@@ -144,3 +144,22 @@ def test_remote_ram_paths_for_source_and_output(sample, freeze):
     assert result.exit_code == 0, result.output
     assert tf.io.gfile.exists("ram://out/nested/model.ckpt-200.pb")
     assert tf.io.gfile.exists("ram://out/nested/model.ckpt-200.onnx.json")
+
+
+def test_savedmodel_and_keras_from_ram_paths(other, freeze):
+    saved = other("tf2_savedmodel")
+    for path in saved.rglob("*"):
+        if path.is_file():
+            target = f"ram://sm/{path.relative_to(saved).as_posix()}"
+            tf.io.gfile.makedirs(target.rsplit("/", 1)[0])
+            with tf.io.gfile.GFile(target, "wb") as f:
+                f.write(path.read_bytes())
+    with tf.io.gfile.GFile("ram://k/model.keras", "wb") as f:
+        f.write(other("model.keras").read_bytes())
+    for source, out in (("ram://sm", "ram://o/sm.pb"), ("ram://k/model.keras", "ram://o/k.tflite")):
+        result = freeze(source, "-o", out, "--target", "tflite" if out.endswith("tflite") else
+                        "android")
+        assert result.exit_code == 0, result.output
+        assert tf.io.gfile.exists(out) and tf.io.gfile.exists(out + ".json")
+    result = freeze("inspect", "ram://sm", "--json")
+    assert result.exit_code == 0 and '"kind": "saved_model"' in result.output
