@@ -72,7 +72,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--target", "targets", multiple=True, metavar="NAMES",
               help="Target(s), comma-separated or repeated (default: android). See `freeze targets`.")
 @click.option("-o", "--output", metavar="PATH",
-              help="Output file (one target) or DIR/ (default: beside the checkpoint).")
+              help="Output file (one target) or DIR/ (default: beside the model).")
 @click.option("--force", is_flag=True, help="Overwrite existing outputs.")
 @click.option("--no-verify", is_flag=True, help="Skip comparing against the original model.")
 @click.option("--tolerance", type=float, metavar="X",
