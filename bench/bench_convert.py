@@ -17,14 +17,13 @@ from __future__ import annotations
 import argparse
 import collections
 import shlex
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_freeze import CASES, ROOT, ensure_checkpoint, run_child, run_graph, tail  # noqa: E402
+from bench_freeze import CASES, ROOT, ensure_checkpoint, run_graph, timed_runs  # noqa: E402
 
 TFLITE_PEER = """
 import sys
@@ -110,23 +109,12 @@ def bench_case(args, case: str, workdir: Path) -> list[dict]:
     for (kind, tool), cmd in tool_cmds(args.ours_cmd, prefix, workdir / case, peer_pb).items():
         if args.only and kind not in args.only:
             continue
-        row = {"case": case, "kind": kind, "tool": tool}
-        walls, rsss = [], []
-        for i in range(args.repeat):
-            log = workdir / f"{case}.{kind}.{len(rows)}.log"
-            rc, wall, rss = run_child(cmd, log)
-            print(f"  {tool} run {i + 1}: {wall:.2f} s, {rss:.0f} MB, rc {rc}", file=sys.stderr)
-            if rc != 0:
-                print(f"  {shlex.join(cmd)}\n{tail(log)}", file=sys.stderr)
-                row["error"] = f"FAILED (rc {rc})"
-                break
-            walls.append(wall)
-            rsss.append(rss)
+        row = {"case": case, "kind": kind, "tool": tool,
+               **timed_runs(tool, cmd, args.repeat, workdir / f"{case}.{kind}.{len(rows)}.log")}
         if "error" not in row:
             path = artifact_of(cmd)
             got = run_artifact(path, batch)
-            row.update(wall=statistics.median(walls), rss=statistics.median(rsss),
-                       mb=path.stat().st_size / 2**20, diff=float(np.max(np.abs(got - reference))),
+            row.update(mb=path.stat().st_size / 2**20, diff=float(np.max(np.abs(got - reference))),
                        **describe(path))
         rows.append(row)
     return rows

@@ -49,6 +49,20 @@ def run_child(cmd: list[str], log: Path) -> tuple[int, float, float]:
     return proc.returncode, wall, rss_kib / 1024
 
 
+def timed_runs(tool: str, cmd: list[str], repeat: int, log: Path) -> dict:
+    """Run cmd `repeat` times: {"wall", "rss"} medians, or {"error"} at the first failure."""
+    walls, rsss = [], []
+    for i in range(repeat):
+        rc, wall, rss = run_child(cmd, log)
+        print(f"  {tool} run {i + 1}: {wall:.2f} s, {rss:.0f} MB, rc {rc}", file=sys.stderr)
+        if rc != 0:
+            print(f"  {shlex.join(cmd)}\n{tail(log)}", file=sys.stderr)
+            return {"error": f"FAILED (rc {rc})"}
+        walls.append(wall)
+        rsss.append(rss)
+    return {"wall": statistics.median(walls), "rss": statistics.median(rsss)}
+
+
 def tail(log: Path, lines: int = 15) -> str:
     return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
 
@@ -110,21 +124,10 @@ def bench_case(args, case: str, workdir: Path) -> list[dict]:
     print(f"## {case}: {prefix} ({ckpt_mb:.0f} MB)", file=sys.stderr)
     rows = []
     for tool, cmd in tool_cmds(args, prefix, workdir / case).items():
-        row = {"case": case, "tool": tool, "ckpt_mb": ckpt_mb}
-        walls, rsss = [], []
-        for i in range(args.repeat):
-            log = workdir / f"{case}.{tool}.log"
-            rc, wall, rss = run_child(cmd, log)
-            print(f"  {tool} run {i + 1}: {wall:.2f} s, {rss:.0f} MB, rc {rc}", file=sys.stderr)
-            if rc != 0:
-                print(f"  {shlex.join(cmd)}\n{tail(log)}", file=sys.stderr)
-                row["error"] = f"FAILED (rc {rc})"
-                break
-            walls.append(wall)
-            rsss.append(rss)
+        row = {"case": case, "tool": tool, "ckpt_mb": ckpt_mb,
+               **timed_runs(tool, cmd, args.repeat, workdir / f"{case}.{tool}.log")}
         if "error" not in row:
-            row.update(wall=statistics.median(walls), rss=statistics.median(rsss),
-                       **graph_stats(Path(cmd_output(cmd))))
+            row.update(graph_stats(Path(cmd_output(cmd))))
         rows.append(row)
     batch = np.random.default_rng(0).standard_normal((2, 224, 224, 3), dtype=np.float32)
     outputs = {r["tool"]: run_graph(r["graph_def"], batch) for r in rows if "error" not in r}

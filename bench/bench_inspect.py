@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_freeze import PREFIX, ROOT, ensure_checkpoint, run_child, tail  # noqa: E402
+from bench_freeze import PREFIX, ROOT, ensure_checkpoint, run_child, tail, timed_runs  # noqa: E402
 
 
 def ensure_savedmodel(cache: Path) -> Path:
@@ -35,16 +34,10 @@ def ensure_savedmodel(cache: Path) -> Path:
 
 
 def timed(cmd: list[str], repeat: int, workdir: Path) -> tuple[float, float]:
-    walls, rsss = [], []
-    for i in range(repeat):
-        rc, wall, rss = run_child(cmd, workdir / "run.log")
-        print(f"  {shlex.join(cmd[-4:])} run {i + 1}: {wall:.2f} s, {rss:.0f} MB, rc {rc}",
-              file=sys.stderr)
-        if rc != 0:
-            sys.exit(f"{shlex.join(cmd)} failed:\n{tail(workdir / 'run.log')}")
-        walls.append(wall)
-        rsss.append(rss)
-    return statistics.median(walls), statistics.median(rsss)
+    result = timed_runs(shlex.join(cmd[-4:]), cmd, repeat, workdir / "run.log")
+    if "error" in result:
+        sys.exit(f"{shlex.join(cmd)} {result['error']}")
+    return result["wall"], result["rss"]
 
 
 def main() -> None:

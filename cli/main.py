@@ -7,7 +7,7 @@ import sys
 
 import click
 from graphfreeze import __version__
-from graphfreeze.errors import GraphFreezeError
+from graphfreeze.errors import GraphFreezeError, first_line
 
 if "--debug" not in sys.argv:  # before TensorFlow is ever imported: keep its C++ logs quiet
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -328,8 +328,8 @@ def _run(action, debug: bool) -> None:
     except Exception as err:  # a bug: one line, the traceback with --debug
         if debug:
             raise
-        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        click.echo(f"internal error: {type(err).__name__}: {first} (rerun with --debug)", err=True)
+        click.echo(f"internal error: {type(err).__name__}: {first_line(err)} (rerun with --debug)",
+                   err=True)
         sys.exit(1)
 
 

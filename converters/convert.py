@@ -72,26 +72,26 @@ def source_stem(request: Request) -> str:
 
 def initial_state(request: Request, model) -> State:
     where = model.graph_file
-    wanted = list(request.outputs) or list(getattr(model, "default_outputs", None) or [])
+    wanted = list(request.outputs) or model.default_outputs or []
     if not wanted:
         likely = names.likely_outputs(model.graph_def)
         listed = ", ".join(likely) if likely else "none found"
         raise InputError(f"no --outputs given for {where}; likely outputs: {listed}")
     outputs = names.resolve(model.graph_def, wanted, "output", where)
-    given_names = list(request.inputs) or (
-        list(getattr(model, "default_inputs", None) or []) if not request.outputs else [])
-    given = names.resolve(model.graph_def, given_names, "input", where)
+    given = names.resolve(model.graph_def, list(request.inputs), "input", where)
     from graphfreeze.graph.graphdefs import reachable
 
     needed = reachable(model.graph_def, [o.node for o in outputs], [i.node for i in given])
-    if not request.inputs:  # the model's own inputs: only those these outputs use
-        given = [ref for ref in given if ref.node in needed]
+    for ref in given:
+        if ref.node not in needed:
+            raise InputError(f"input '{ref.name}' is not needed by outputs "
+                             f"{', '.join(wanted)} in {where}; drop it from --inputs")
+    if not given and not request.outputs and model.default_inputs:
+        # the model's own inputs (as named), those its own outputs use
+        own = names.resolve(model.graph_def, model.default_inputs, "input", where)
+        given = [ref for ref in own if ref.node in needed]
     flags = names.flag_nodes(model.graph_def, needed, {i.node for i in given})
     inputs = given or names.default_inputs(model.graph_def, outputs, set(flags))
-    for ref in given:
-        if ref.node not in needed and request.inputs:
-            raise InputError(f"input '{ref.name}' is not needed by outputs "
-                             f"{', '.join(request.outputs)} in {where}; drop it from --inputs")
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags)
 
 
@@ -105,7 +105,7 @@ def sidecar_for(state, request: Request) -> dict:
         "bytes": artifact.size,
         "sha256": artifact.sha256,
         "source": {"kind": state.model.kind, "path": request.source,
-                   "graph": state.model.graph_file, **getattr(state.model, "notes", {})},
+                   "graph": state.model.graph_file, **state.model.notes},
         "inputs": [t.as_json() for t in artifact.inputs],
         "outputs": [t.as_json() for t in artifact.outputs],
         "flags_folded": {k: v for k, v in sorted(state.flags.items())},

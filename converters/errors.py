@@ -35,3 +35,10 @@ class ConfigError(GraphFreezeError):
     """A target, stage, option or plugin is malformed or unknown."""
 
     exit_code = 6
+
+
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message (TensorFlow's `.message` if it has one), or its
+    type's name: what goes inside our one-line errors."""
+    text = (getattr(err, "message", None) or str(err)).strip()
+    return text.splitlines()[0] if text else type(err).__name__

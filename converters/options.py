@@ -26,7 +26,10 @@ def parse_options(cls: type, raw: dict, where: str):
     for name, value in raw.items():
         want = hints[name]
         values[name] = _coerce(value, want, f"{where}: option {name}")
-    return cls(**values)
+    try:
+        return cls(**values)  # a dataclass may check its values together in __post_init__
+    except ValueError as err:
+        raise ConfigError(f"{where}: {err}") from err
 
 
 def _coerce(value, want, where: str):

@@ -11,7 +11,7 @@ import posixpath
 import tempfile
 import uuid
 
-from graphfreeze.errors import GraphFreezeError, InputError, OutputError
+from graphfreeze.errors import GraphFreezeError, InputError, OutputError, first_line
 
 
 def _gfile():
@@ -64,7 +64,7 @@ def read_bytes(path: str) -> bytes:
         with _gfile().GFile(path, "rb") as f:
             return f.read()
     except Exception as err:  # tf.errors.* for remote filesystems
-        raise InputError(f"{path}: cannot read ({_short(err)})") from err
+        raise InputError(f"{path}: cannot read ({first_line(err)})") from err
 
 
 def check_writable(paths: list[str], force: bool) -> None:
@@ -89,8 +89,8 @@ class Batch:
 
         with Batch(force) as batch:
             batch.stage(path, data)            # a file, now in a temporary sibling
-            tmp = batch.workdir([a, b])        # or: a temporary dir to write a/b (files or dirs)
-            ...                                #     into under their own base names
+            tmp_a, tmp_b = batch.workdir([a, b])  # or: where to write a and b (files or
+            ...                                   #     dirs), siblings in one temporary dir
             batch.commit()                     # all renames; on an exception, temporaries removed
     """
 
@@ -120,12 +120,12 @@ class Batch:
         except GraphFreezeError:
             raise
         except Exception as err:
-            raise OutputError(f"{path}: cannot write ({_short(err)})") from err
+            raise OutputError(f"{path}: cannot write ({first_line(err)})") from err
 
-    def workdir(self, paths: list[str]) -> str:
-        """A local temporary directory; whatever the caller writes there under each path's base
-        name is moved to that path at commit. Beside paths[0] for local paths (a rename), in the
-        system temp dir for remote ones (an upload). Paths must share one parent."""
+    def workdir(self, paths: list[str]) -> list[str]:
+        """Where to write each of `paths` (files or directories): siblings in one local temporary
+        directory, moved into place at commit -- beside paths[0] for local paths (a rename), in
+        the system temp dir for remote ones (an upload). Paths must share one parent."""
         check_writable(paths, self.force)
         parent = dirname(paths[0])
         name = f".{basename(paths[0])}.tmp-{uuid.uuid4().hex[:8]}"
@@ -134,11 +134,11 @@ class Batch:
         try:
             os.makedirs(tmp)
         except Exception as err:
-            raise OutputError(f"{paths[0]}: cannot write ({_short(err)})") from err
+            raise OutputError(f"{paths[0]}: cannot write ({first_line(err)})") from err
         self.dirs.append(tmp)
         for path in paths:
             self.temps[path] = join(tmp, basename(path))
-        return tmp
+        return [self.temps[path] for path in paths]
 
     def commit(self) -> None:
         gfile = _gfile()
@@ -158,7 +158,7 @@ class Batch:
         except GraphFreezeError:
             raise
         except Exception as err:
-            raise OutputError(f"{path}: cannot write ({_short(err)})") from err
+            raise OutputError(f"{path}: cannot write ({first_line(err)})") from err
         self.discard()
 
     def discard(self) -> None:
@@ -214,8 +214,3 @@ def write_files(files: dict[str, bytes], force: bool) -> None:
         for path, data in files.items():
             batch.stage(path, data)
         batch.commit()
-
-
-def _short(err: Exception) -> str:
-    text = getattr(err, "message", None) or str(err)
-    return text.strip().splitlines()[0] if text.strip() else type(err).__name__

@@ -31,6 +31,13 @@ def test_ill_typed_option_is_refused():
         plan.build(registry, ["t"])
 
 
+def test_option_values_checked_together_are_refused_before_work():
+    registry = registry_with({"name": "t", "stages": [
+        {"use": "freeze_variables"}, {"use": "export_tflite", "quantize": "int4"}]})
+    with pytest.raises(ConfigError, match="stage 'export_tflite': quantize must be one of none"):
+        plan.build(registry, ["t"])
+
+
 def test_stage_kinds_must_chain():
     registry = registry_with({"name": "t", "stages": [{"use": "export_pb"}]})
     with pytest.raises(ConfigError, match="consumes a graph but gets a model"):

@@ -237,19 +237,25 @@ def op_counts(graph_def) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def free_name(name: str, taken: set[str]) -> str:
+    """`name`, or `name_1`, `name_2`, ... : the first not in `taken`, which it is added to."""
+    candidate, k = name, 0
+    while candidate in taken:
+        k += 1
+        candidate = f"{name}_{k}"
+    taken.add(candidate)
+    return candidate
+
+
 def rename_nodes(graph_def, mapping: dict[str, str]) -> tuple[GraphDef, dict[str, str]]:
     """A copy with nodes renamed (`old -> new`) and every reference to them updated, and the
     full renaming done: a node already called `new` (and not renamed itself) gets a free name."""
     names = {n.name for n in graph_def.node}
-    taken = set(mapping.values())
+    taken = names | set(mapping.values())
     mapping = dict(mapping)
-    for new in taken:
+    for new in sorted(set(mapping.values())):
         if new in names and new not in mapping:
-            free, k = f"{new}_", 1
-            while f"{free}{k}" in names or f"{free}{k}" in taken:
-                k += 1
-            mapping[new] = f"{free}{k}"
-            taken.add(mapping[new])
+            mapping[new] = free_name(new, taken)
     out = with_nodes(graph_def, graph_def.node)
     for node in out.node:
         node.name = mapping.get(node.name, node.name)

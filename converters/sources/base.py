@@ -27,6 +27,11 @@ class LoadedModel(Protocol):
     graph_def: Any
     variables: dict[str, VariableSpec]
     memo: dict  # results stages share across a run's targets (e.g. the reference outputs)
+    # The model's own input/output names (a signature's keys, Keras layer names), or None when
+    # the files don't say (checkpoints, frozen graphs): then the user names them.
+    default_inputs: list[str] | None
+    default_outputs: list[str] | None
+    notes: dict  # facts about the source for the sidecar (e.g. which tfmot wrappers were stripped)
 
     def check_variables(self, nodes: list[str]) -> None:
         """Raise InputError if a variable is missing or shaped unlike the graph says."""

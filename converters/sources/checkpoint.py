@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from graphfreeze import storage
-from graphfreeze.errors import InputError
+from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
 from graphfreeze.sources.base import VARIABLE_OPS, ReadStats, VariableSpec
 
@@ -207,6 +207,8 @@ class CheckpointModel:
         self.variables = saver_variables(self.meta_graph)
         self.stats = ReadStats()
         self.memo: dict = {}  # results stages share across targets (the reference outputs)
+        self.default_inputs = self.default_outputs = None  # the user names them
+        self.notes: dict = {}
         self._reader = None
 
     def _checkpoint_reader(self):
@@ -217,7 +219,7 @@ class CheckpointModel:
                 self._reader = tf.compat.v1.train.NewCheckpointReader(self.prefix)
             except Exception as err:
                 raise InputError(f"{self.prefix}.index: not a readable checkpoint index "
-                                 f"({_first_line(err)}); re-save the checkpoint") from err
+                                 f"({first_line(err)}); re-save the checkpoint") from err
         return self._reader
 
     def check_variables(self, nodes: list[str]) -> None:
@@ -270,7 +272,7 @@ class CheckpointModel:
             keys = ", ".join(s.key for s in specs[:3]) + (", ..." if len(specs) > 3 else "")
             raise InputError(
                 f"{self.prefix}.data-*: cannot read variable {keys} "
-                f"({_first_line(err)}); the checkpoint is truncated or corrupt, re-save or "
+                f"({first_line(err)}); the checkpoint is truncated or corrupt, re-save or "
                 "re-copy it") from err
         for i, spec in enumerate(specs):
             value = values[i].numpy()
@@ -302,8 +304,3 @@ class CheckpointModel:
         with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
             sess.run(restores)
             return sess.run(fetches, feeds)
-
-
-def _first_line(err: Exception) -> str:
-    text = getattr(err, "message", None) or str(err)
-    return text.strip().splitlines()[0] if text.strip() else type(err).__name__

@@ -8,7 +8,7 @@ stages clean it like any other (an old freeze_graph output comes out smaller).
 from __future__ import annotations
 
 from graphfreeze import storage
-from graphfreeze.errors import InputError
+from graphfreeze.errors import InputError, first_line
 from graphfreeze.sources.base import ReadStats
 
 
@@ -23,6 +23,7 @@ class FrozenModel:
         self.graph_def = graph_def
         self.variables: dict = {}
         self.memo: dict = {}
+        self.notes: dict = {}
         self.stats = ReadStats()
         self.default_inputs: list[str] | None = inputs
         self.default_outputs: list[str] | None = outputs
@@ -56,7 +57,7 @@ def read_graph_def(path: str):
             graph_def.ParseFromString(data)
     except (message.DecodeError, text_format.ParseError, UnicodeDecodeError) as err:
         kind = "text" if path.endswith((".pbtxt", ".txt")) else "binary"
-        raise InputError(f"{path}: not a {kind} GraphDef ({_first_line(err)}); the file is "
+        raise InputError(f"{path}: not a {kind} GraphDef ({first_line(err)}); the file is "
                          "truncated or not a frozen graph") from err
     if not graph_def.node:
         raise InputError(f"{path}: holds no graph nodes; the file is truncated or not a frozen "
@@ -72,8 +73,3 @@ def read_graph_def(path: str):
 
 def load(path: str) -> FrozenModel:
     return FrozenModel(path, path, read_graph_def(path))
-
-
-def _first_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__

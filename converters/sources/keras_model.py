@@ -18,7 +18,7 @@ import shutil
 import tempfile
 
 from graphfreeze import storage
-from graphfreeze.errors import ConfigError, InputError
+from graphfreeze.errors import ConfigError, InputError, first_line
 
 KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
 
@@ -121,8 +121,7 @@ def _raise_load_error(path: str, err: Exception):
     if "safe_mode" in str(err) or "unsafe" in str(err).lower():
         raise InputError(f"{path}: loading would run Python code stored in the file (a lambda); "
                          "pass --unsafe if you trust this file") from err
-    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    raise InputError(f"{path}: Keras cannot load this model ({text})") from err
+    raise InputError(f"{path}: Keras cannot load this model ({first_line(err)})") from err
 
 
 def _tfmot_scopes():
@@ -160,6 +159,7 @@ def strip_training_wrappers(model):
 def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
     import numpy as np
     import tensorflow as tf
+    from graphfreeze.graph.graphdefs import free_name
     from graphfreeze.sources.functions import FunctionModel, freeze_function
 
     if not storage.exists(path):
@@ -173,9 +173,11 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
             shutil.rmtree(tmp, ignore_errors=True)
     model, stripped = strip_training_wrappers(model)
     inputs = list(model.inputs)
-    input_names = _unique([_input_name(t, i) for i, t in enumerate(inputs)])
-    output_names = _unique([_user_name(model, n) for n in getattr(model, "output_names", None) or
-                            [f"output_{i}" for i in range(len(model.outputs))]])
+    taken: set[str] = set()  # names must be unique across inputs and outputs alike
+    input_names = [free_name(_input_name(t, i), taken) for i, t in enumerate(inputs)]
+    output_names = [free_name(_user_name(model, n), taken) for n in
+                    getattr(model, "output_names", None) or
+                    [f"output_{i}" for i in range(len(model.outputs))]]
     specs = [tf.TensorSpec(t.shape, t.dtype, name=n) for t, n in zip(inputs, input_names,
                                                                      strict=True)]
 
@@ -194,7 +196,7 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
 
     result = FunctionModel("keras", path, path, graph_def, input_names, output_names, call)
     result.keras_model = model
-    result.notes = {"keras": flavour, "stripped": stripped}
+    result.notes.update(keras=flavour, stripped=stripped)
     return result
 
 
@@ -211,14 +213,3 @@ def _user_name(model, name: str) -> str:
 def _input_name(tensor, i: int) -> str:
     name = getattr(tensor, "name", None) or f"input_{i}"
     return name.split(":")[0].split("/")[0]
-
-
-def _unique(names: list[str]) -> list[str]:
-    seen, out = set(), []
-    for name in names:
-        candidate, k = name, 1
-        while candidate in seen:
-            candidate, k = f"{name}_{k}", k + 1
-        seen.add(candidate)
-        out.append(candidate)
-    return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphfreeze import storage
-from graphfreeze.errors import InputError
+from graphfreeze.errors import InputError, first_line
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default"):
     try:
         loaded = tf.saved_model.load(path, tags=[tag])
     except Exception as err:  # missing variables/, corrupt checkpoint, unknown ops
-        raise InputError(f"{path}: TensorFlow cannot load this SavedModel ({_first_line(err)}); "
+        raise InputError(f"{path}: TensorFlow cannot load this SavedModel ({first_line(err)}); "
                          "check that variables/ was copied with saved_model.pb") from err
     fn = loaded.signatures[signature]
     input_keys = list(getattr(fn, "_arg_keywords", None) or
@@ -107,8 +107,3 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default"):
                           call)
     model.loaded = loaded  # keeps the variables the reference call reads alive
     return model
-
-
-def _first_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__

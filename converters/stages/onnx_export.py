@@ -8,6 +8,7 @@ through `const_node_values`) and tf2onnx reads the weights from our GraphDef.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import functools
@@ -16,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from graphfreeze import storage
-from graphfreeze.errors import ConfigError, InputError, OutputError
+from graphfreeze.errors import ConfigError, InputError, OutputError, first_line
 from graphfreeze.registry import Stage
 from graphfreeze.state import Artifact
 
@@ -28,6 +29,11 @@ MIN_OPSET = 9
 class OnnxOptions:
     opset: int | None = None  # default: the newest both tf2onnx and onnxruntime support
     external_data_bytes: int = 1 << 30  # weights above this go to FILE.onnx.data
+
+    def __post_init__(self):  # checked with the plan, before any model is loaded
+        if self.opset is not None and not MIN_OPSET <= self.opset <= newest_opset():
+            raise ValueError(f"--opset {self.opset}: this install converts opsets {MIN_OPSET} "
+                             f"to {newest_opset()}")
 
 
 @functools.cache
@@ -93,14 +99,13 @@ def _const_protos_synced_once():
 def _to_onnx(state, opset: int, careful: bool):
     import tensorflow as tf
     from graphfreeze.stages.export import is_big_const, skeleton
-    from tf2onnx import optimizer, tfonnx, utils
+    from tf2onnx import optimizer, tfonnx
 
     graph_def = state.graph_def
     weights = {n.name: n.attr["value"].tensor.tensor_content for n in graph_def.node
                if is_big_const(n) and n.attr["value"].tensor.tensor_content}
     inputs = [t.name for t in state.inputs]
     outputs = [t.name for t in state.outputs]
-    utils.INTERNAL_NAME = 1  # tf2onnx numbers the nodes it makes from a global: start it afresh
     with tf.Graph().as_default() as tf_graph:
         tf.graph_util.import_graph_def(skeleton(graph_def), name="")
         try:
@@ -108,7 +113,7 @@ def _to_onnx(state, opset: int, careful: bool):
                                         output_names=outputs, const_node_values=weights)
         except Exception as err:
             raise OutputError(f"{state.output_path}: tf2onnx failed at opset {opset}: "
-                              f"{_first_line(err)}") from err
+                              f"{first_line(err)}") from err
     del weights
     try:
         with _const_protos_synced_once():
@@ -132,10 +137,11 @@ def canonical_names(model, keep: set[str]) -> None:
     graph = model.graph
     numbers: dict[str, str] = {}
 
-    def visit(name: str) -> None:
+    def visit(name: str) -> str:
         if name.split(":")[0] not in keep:
             for m in _GENERATED.finditer(name):
                 numbers.setdefault(m.group(1), str(len(numbers) + 1))
+        return name
 
     def rename(name: str) -> str:
         if name.split(":")[0] in keep:
@@ -144,19 +150,16 @@ def canonical_names(model, keep: set[str]) -> None:
 
     values = [*graph.input, *graph.output, *graph.value_info]
     dims = [d for v in values for d in v.type.tensor_type.shape.dim if d.dim_param]
-    for pass_ in (visit, rename):
-        for v in values:
-            v.name = pass_(v.name) or v.name
+    for apply in (visit, rename):  # number in order of appearance, then rename
+        for item in [*values, *graph.node, *graph.initializer]:
+            item.name = apply(item.name)
         for d in dims:
-            d.dim_param = pass_(d.dim_param) or d.dim_param
+            d.dim_param = apply(d.dim_param)
         for node in graph.node:
-            node.name = pass_(node.name) or node.name
             for field in (node.input, node.output):
-                new = [pass_(x) or x for x in field]
+                new = [apply(x) for x in field]
                 del field[:]
                 field.extend(new)
-        for tensor in graph.initializer:
-            tensor.name = pass_(tensor.name) or tensor.name
     graph.initializer.sort(key=lambda t: t.name)
 
 
@@ -173,15 +176,14 @@ def unsupported_ops(model) -> list[str]:
     return sorted(ops)
 
 
-def write(model, export_dir: str, name: str, external: bool) -> tuple[str, ...]:
-    """Write name (and name.data with the weights, when `external`) into export_dir."""
+def write(model, model_path: str, data_path: str | None) -> None:
+    """Write the model to model_path, and its weights to data_path when there is one (named in
+    the model by data_path's base name, as ONNX's external data wants)."""
     from onnx import external_data_helper
 
-    files = [name]
-    if external:
-        data_name = name + ".data"
-        offset = 0
-        with open(storage.join(export_dir, data_name), "wb") as f:
+    if data_path is not None:
+        location, offset = storage.basename(data_path), 0
+        with open(data_path, "wb") as f:
             for tensor in external_data_helper._get_all_tensors(model):  # noqa: SLF001
                 if not tensor.HasField("raw_data") or len(tensor.raw_data) < 1024:
                     continue
@@ -190,13 +192,11 @@ def write(model, export_dir: str, name: str, external: bool) -> tuple[str, ...]:
                 offset += pad
                 data = tensor.raw_data
                 f.write(data)
-                external_data_helper.set_external_data(tensor, data_name, offset, len(data))
+                external_data_helper.set_external_data(tensor, location, offset, len(data))
                 tensor.ClearField("raw_data")
                 offset += len(data)
-        files.append(data_name)
-    with open(storage.join(export_dir, name), "wb") as f:
+    with open(model_path, "wb") as f:
         f.write(model.SerializeToString(deterministic=True))
-    return tuple(files)
 
 
 def session_runner(path: str, inputs, outputs):
@@ -220,9 +220,6 @@ def run(state, options: OnnxOptions):
     from graphfreeze.stages.export import io_infos
 
     opset = options.opset or newest_opset()
-    if options.opset is not None and not MIN_OPSET <= options.opset <= newest_opset():
-        raise ConfigError(f"--opset {options.opset}: this install converts opsets {MIN_OPSET} to "
-                          f"{newest_opset()}")
     inputs, outputs = io_infos(state)
     model = to_onnx(state, opset)
     missing = unsupported_ops(model)
@@ -233,30 +230,23 @@ def run(state, options: OnnxOptions):
     external = weight_bytes > options.external_data_bytes or model.ByteSize() > PROTOBUF_LIMIT
     path = state.output_path
     paths = [path, path + ".data"] if external else [path]
-    export_dir = state.batch.workdir(paths)
-    files = write(model, export_dir, storage.basename(path), external)
-    onnx_ops = {}
-    for node in model.graph.node:
-        onnx_ops[node.op_type] = onnx_ops.get(node.op_type, 0) + 1
+    temps = state.batch.workdir(paths)
+    write(model, temps[0], temps[1] if external else None)
     digest, size = hashlib.sha256(), 0
-    for name in files:
-        file_digest, file_size = storage.tree_digest(storage.join(export_dir, name))
-        digest.update(f"{name}\0{file_digest}\n".encode())
+    for final, temp in zip(paths, temps, strict=True):
+        file_digest, file_size = storage.tree_digest(temp)
+        digest.update(f"{storage.basename(final)}\0{file_digest}\n".encode())
         size += file_size
     artifact = Artifact(
         path=path, sha256=digest.hexdigest() if external else file_digest, size=size,
         format="onnx", inputs=inputs, outputs=outputs,
         facts={"opset": opset, "onnx_node_count": len(model.graph.node),
-               "onnx_op_counts": dict(sorted(onnx_ops.items())),
+               "onnx_op_counts": dict(sorted(
+                   collections.Counter(n.op_type for n in model.graph.node).items())),
                "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
                "external_data": storage.basename(paths[1]) if external else None},
-        run=session_runner(storage.join(export_dir, storage.basename(path)), inputs, outputs))
+        run=session_runner(temps[0], inputs, outputs))
     return dataclasses.replace(state, artifact=artifact)
-
-
-def _first_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
 
 
 STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,

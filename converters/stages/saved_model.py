@@ -32,6 +32,7 @@ def signature_key(ref) -> str:
 def variables_graph(graph_def):
     """The graph with each big constant W replaced by `W/variable` (VarHandleOp) and
     `W` = ReadVariableOp(W/variable); returns (graph_def, {W: const node})."""
+    from graphfreeze.graph.graphdefs import free_name
     from graphfreeze.stages.export import is_big_const
 
     out = type(graph_def)()
@@ -44,7 +45,7 @@ def variables_graph(graph_def):
             out.node.add().CopyFrom(node)
             continue
         weights[node.name] = node
-        handle_name = _free_name(f"{node.name}/variable", names)
+        handle_name = free_name(f"{node.name}/variable", names)
         tensor = node.attr["value"].tensor
         handle = out.node.add(name=handle_name, op="VarHandleOp")
         handle.attr["dtype"].type = tensor.dtype
@@ -54,15 +55,6 @@ def variables_graph(graph_def):
         read = out.node.add(name=node.name, op="ReadVariableOp", input=[handle_name])
         read.attr["dtype"].type = tensor.dtype
     return out, weights
-
-
-def _free_name(name: str, names: set[str]) -> str:
-    candidate, n = name, 0
-    while candidate in names:
-        n += 1
-        candidate = f"{name}_{n}"
-    names.add(candidate)
-    return candidate
 
 
 def meta_graph(graph_def, weights: list[str], inputs: dict, outputs: dict):
@@ -145,7 +137,7 @@ def run(state, options: SavedModelOptions):
     model.meta_graphs.add().CopyFrom(meta)
 
     path = state.output_path
-    export_dir = storage.join(state.batch.workdir([path]), storage.basename(path))
+    (export_dir,) = state.batch.workdir([path])
     variables_dir = storage.join(export_dir, "variables")
     tf.io.gfile.makedirs(variables_dir)
     if weights:

@@ -11,7 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from graphfreeze.errors import ConfigError, InputError, OutputError, VerificationError
+from graphfreeze.errors import InputError, OutputError, VerificationError, first_line
 from graphfreeze.registry import Stage
 from graphfreeze.state import Artifact
 
@@ -24,6 +24,11 @@ class TFLiteOptions:
     allow_tf_ops: bool = False  # SELECT_TF_OPS: TensorFlow kernels for ops TFLite lacks
     calibration: str | None = None  # .npz of representative inputs (int8)
     calibration_samples: int = 100  # synthetic samples when no calibration file is given
+
+    def __post_init__(self):
+        if self.quantize not in QUANTIZE:
+            raise ValueError(f"quantize must be one of {', '.join(QUANTIZE)}, "
+                             f"not {self.quantize!r}")
 
 
 def calibration_samples(path: str | None, infos, count: int, seed: int = 1):
@@ -111,8 +116,8 @@ def convert(state, options: TFLiteOptions, inputs) -> bytes:
                 f"{state.model.graph_file}: TFLite builtins cannot take op(s) {', '.join(flex)}; "
                 "pass --allow-tf-ops to run them with TensorFlow kernels (SELECT_TF_OPS, a "
                 "bigger runtime), or use another target") from err
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise OutputError(f"{state.output_path}: TFLite conversion failed: {first}") from err
+        raise OutputError(f"{state.output_path}: TFLite conversion failed: "
+                          f"{first_line(err)}") from err
 
 
 def interpreter_runner(path: str, inputs, outputs, state):
@@ -176,18 +181,13 @@ def _dequantize(value, detail):
 def run(state, options: TFLiteOptions):
     from graphfreeze.stages.export import io_infos
 
-    if options.quantize not in QUANTIZE:
-        raise ConfigError(f"target '{state.target}': quantize must be one of {', '.join(QUANTIZE)}")
     inputs, outputs = io_infos(state)
     for info in inputs:
         if info.shape is None or None in info.shape[1:]:
             raise InputError(f"input '{info.name}' has shape {info.shape}; TFLite needs every "
                              "dimension but the batch known: give the input a full shape")
     data = convert(state, options, inputs)
-    from graphfreeze import storage
-
-    local = storage.join(state.batch.workdir([state.output_path]),
-                         storage.basename(state.output_path))
+    (local,) = state.batch.workdir([state.output_path])
     with open(local, "wb") as f:
         f.write(data)
     warnings = list(state.notes.get("warnings", []))
@@ -249,10 +249,6 @@ def probe_ops(graph_def, ops: list[str]) -> dict:
     probe.versions.CopyFrom(graph_def.versions)
     inputs, outputs, checked = [], [], []
     for op, node in sorted(chosen.items()):
-        try:
-            out_count = len(graph.get_operation_by_name(node.name).outputs)
-        except (KeyError, ValueError):
-            continue
         pieces = _probe_inputs(graph, by_name, node, f"probe_{op}")
         if pieces is None:
             continue
@@ -265,14 +261,13 @@ def probe_ops(graph_def, ops: list[str]) -> dict:
         new.name, new.device = f"probe_{op}", ""
         del new.input[:]
         new.input.extend(piece.name for piece, _ in pieces)
-        outputs += [new.name if i == 0 else f"{new.name}:{i}" for i in range(out_count)]
+        outputs.append(new.name)
         checked.append(op)
     unchecked = sorted(set(ops) - set(checked))
     if not outputs:
-        return {"unsupported": [], "unchecked": unchecked}
+        return _gaps([], [], unchecked)
     conv = tf.compat.v1.lite.TFLiteConverter(probe, None, None, input_arrays_with_shape=inputs,
-                                             output_arrays=list(dict.fromkeys(
-                                                 o.split(":")[0] for o in outputs)))
+                                             output_arrays=outputs)
     conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS,
                                       tf.lite.OpsSet.SELECT_TF_OPS]
     try:
@@ -281,16 +276,16 @@ def probe_ops(graph_def, ops: list[str]) -> dict:
     except Exception as err:  # noqa: BLE001 -- the converter's message names the ops
         _, nowhere = unsupported_ops(str(err))
         if not nowhere:
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            return {"unsupported": [], "unchecked": sorted(ops), "error": first}
+            return {**_gaps([], [], sorted(ops)), "error": first_line(err)}
         rest = probe_ops(graph_def, [o for o in ops if o not in nowhere])  # the others, again
-        return {"unsupported": sorted(set(rest["unsupported"]) | set(nowhere)),
-                "needs_allow_tf_ops": rest.get("needs_allow_tf_ops", []),
-                "no_kernel": sorted(set(rest.get("no_kernel", [])) | set(nowhere)),
-                "unchecked": rest["unchecked"]}
+        return _gaps(rest["needs_allow_tf_ops"], rest["no_kernel"] + nowhere, rest["unchecked"])
     flex = sorted({m.decode() for m in re.findall(rb"Flex([A-Z][A-Za-z0-9]+)", data)})
-    return {"unsupported": flex, "needs_allow_tf_ops": flex, "no_kernel": [],
-            "unchecked": unchecked}
+    return _gaps(flex, [], unchecked)
+
+
+def _gaps(flex: list[str], nowhere: list[str], unchecked: list[str]) -> dict:
+    return {"unsupported": sorted(set(flex) | set(nowhere)), "needs_allow_tf_ops": sorted(flex),
+            "no_kernel": sorted(nowhere), "unchecked": unchecked}
 
 
 def _probe_inputs(graph, by_name, node, prefix: str):

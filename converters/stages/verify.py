@@ -125,18 +125,19 @@ def prepare(state, options: VerifyOptions) -> None:
 
 
 def shared_reference(state, options: VerifyOptions, infos) -> tuple[dict, list]:
-    """(feeds, the original's outputs on them), computed once per run for all targets."""
+    """(feeds, the original's outputs on them), computed once per run for all targets: by
+    `prepare`'s thread if it started one, else here."""
+    from concurrent.futures import Future
+
     key = _reference_key(options)
     memo = state.model.memo
     if key not in memo:
-        feeds = sample_inputs(infos, options.batch_size, options.seed)
-        memo[key] = (feeds, reference_outputs(state, feeds))
+        feeds, done = sample_inputs(infos, options.batch_size, options.seed), Future()
+        done.set_result(reference_outputs(state, feeds))
+        memo[key] = (feeds, done)
         memory.release()  # the reference session's buffers, before the candidate's are made
     feeds, expected = memo[key]
-    if not isinstance(expected, list):  # a Future from prepare()
-        expected = expected.result()
-        memo[key] = (feeds, expected)
-    return feeds, expected
+    return feeds, expected.result()
 
 
 def run(state, options: VerifyOptions):

@@ -1,0 +1,34 @@
+"""Verification metrics and the ways a comparison fails."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from graphfreeze.errors import ConfigError
+from graphfreeze.stages import verify
+from graphfreeze.stages.verify import VerifyOptions, compare, failure
+from graphfreeze.state import Artifact, State
+
+
+def test_metrics_and_each_threshold():
+    expected = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]], np.float32)
+    got = np.array([[0.8, 0.2], [0.6, 0.4], [0.6, 0.4]], np.float32)
+    m = compare(expected, got)
+    assert m["max_abs_diff"] == pytest.approx(0.4)
+    assert m["mean_abs_diff"] == pytest.approx((0.1 * 2 + 0.4 * 2) / 6)
+    assert m["top1_agreement"] == pytest.approx(2 / 3)
+    assert "differs by up to 0.4" in failure(m, VerifyOptions(tolerance=0.1))
+    loose = VerifyOptions(tolerance=1.0)
+    assert failure(m, loose) is None
+    assert "on average" in failure(m, VerifyOptions(tolerance=1.0, mean_tolerance=0.1))
+    assert "top-1 class for 67% of rows (needs 80%)" in \
+        failure(m, VerifyOptions(tolerance=1.0, min_top1=0.8))
+    assert compare(expected, got[:2])["max_abs_diff"] == float("inf")  # shape mismatch
+
+
+def test_an_artifact_no_stage_can_run_is_a_config_error():
+    artifact = Artifact(path="m.bin", sha256="", size=0, format="custom", inputs=(), outputs=())
+    state = State(model=None, outputs=(), inputs=(), flags={}, target="custom",
+                  artifact=artifact)
+    with pytest.raises(ConfigError, match="target 'custom'.*cannot be verified; pass --no-verify"):
+        verify.run(state, VerifyOptions())
