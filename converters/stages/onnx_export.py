@@ -99,13 +99,17 @@ def _const_protos_synced_once():
 def _to_onnx(state, opset: int, careful: bool):
     import tensorflow as tf
     from graphfreeze.stages.export import is_big_const, skeleton
-    from tf2onnx import optimizer, tfonnx
+    from tf2onnx import optimizer, tfonnx, utils
 
     graph_def = state.graph_def
     weights = {n.name: n.attr["value"].tensor.tensor_content for n in graph_def.node
                if is_big_const(n) and n.attr["value"].tensor.tensor_content}
     inputs = [t.name for t in state.inputs]
     outputs = [t.name for t in state.outputs]
+    # tf2onnx numbers the nodes it makes from a global counter, and other names (`unk__N`) from
+    # counters of their own: restart it so one run's numbers don't depend on the one before
+    # (canonical_names then removes what set-ordering still varies).
+    utils.INTERNAL_NAME = 1
     with tf.Graph().as_default() as tf_graph:
         tf.graph_util.import_graph_def(skeleton(graph_def), name="")
         try:
@@ -135,31 +139,37 @@ def canonical_names(model, keep: set[str]) -> None:
     order of first appearance. Its optimizers walk sets of nodes, so the counter behind those
     names differs run to run even when the graph does not; names in `keep` (TensorFlow's) stay."""
     graph = model.graph
-    numbers: dict[str, str] = {}
+    numbers: dict[str, int] = {}  # generated name (tensor index dropped) -> its new number
 
     def visit(name: str) -> str:
-        if name.split(":")[0] not in keep:
-            for m in _GENERATED.finditer(name):
-                numbers.setdefault(m.group(1), str(len(numbers) + 1))
+        node = name.split(":")[0]
+        if node not in keep and _GENERATED.search(node):
+            numbers.setdefault(node, len(numbers) + 1)
         return name
 
     def rename(name: str) -> str:
-        if name.split(":")[0] in keep:
+        node, sep, index = name.partition(":")
+        if node not in numbers:
             return name
-        return _GENERATED.sub(lambda m: "__" + numbers.get(m.group(1), m.group(1)), name)
+        return _GENERATED.sub(f"__{numbers[node]}", node) + sep + index
 
     values = [*graph.input, *graph.output, *graph.value_info]
     dims = [d for v in values for d in v.type.tensor_type.shape.dim if d.dim_param]
-    for apply in (visit, rename):  # number in order of appearance, then rename
-        for item in [*values, *graph.node, *graph.initializer]:
-            item.name = apply(item.name)
+    # Number in order of appearance along the (deterministic) node order, then rename. The
+    # initializers come last: tf2onnx lists them in set order.
+    for apply in (visit, rename):
+        for value in values:
+            value.name = apply(value.name)
         for d in dims:
             d.dim_param = apply(d.dim_param)
         for node in graph.node:
+            node.name = apply(node.name)
             for field in (node.input, node.output):
                 new = [apply(x) for x in field]
                 del field[:]
                 field.extend(new)
+        for tensor in graph.initializer:
+            tensor.name = apply(tensor.name)
     graph.initializer.sort(key=lambda t: t.name)
 
 

@@ -214,3 +214,23 @@ def test_ops_tflite_and_onnx_cannot_take_are_named(sample, freeze, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.tflite", "m.tflite.json"]
     result = freeze("--ckpt", model_dir, "--outputs", "odd,flex_only")  # android takes any TF op
     assert result.exit_code == 0, result.output
+
+
+def test_onnx_bytes_do_not_depend_on_the_process(sample, tmp_path):
+    """tf2onnx walks sets of nodes, so its names depend on hash seeds and memory addresses;
+    separate processes with different seeds must still write the same bytes."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    freeze_bin = Path(sys.executable).parent / "freeze"
+    model_dir = sample("cnn_v2")
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"m{seed}.onnx"
+        subprocess.run([str(freeze_bin), "--ckpt", str(model_dir), "--outputs", "probs",
+                        "--target", "onnx", "-o", str(out)], check=True, capture_output=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed})
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
