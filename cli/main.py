@@ -45,6 +45,10 @@ def main() -> None:
     """Freeze TensorFlow models into clean, verified, device-ready artifacts."""
 
 
+def _expand(path):
+    return os.path.expanduser(path) if path and "://" not in path else path
+
+
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
 
@@ -107,7 +111,7 @@ def convert_command(path, ckpt, saved_model, keras_file, graph_file, meta, step,
         raise click.UsageError("give one model: PATH, --ckpt, --saved-model, --keras or --graph")
     kind, source = given[0]
 
-    given = {"tolerance": tolerance, "opset": opset, "calibration": calibration,
+    given = {"tolerance": tolerance, "opset": opset, "calibration": _expand(calibration),
              "as_text": as_text or None, "allow_tf_ops": allow_tf_ops or None}
     overrides = {k: v for k, v in given.items() if v is not None}
     request = Request(source=source, kind=kind, meta=meta, step=step, tag=tag,
@@ -314,7 +318,23 @@ def _quiet_tensorflow(debug: bool) -> None:
     tf.autograph.set_verbosity(0)
 
 
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: unwound like Ctrl-C, so temporaries are removed and nothing is written."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop_on(signum, frame) -> None:
+    raise _Stopped(signum)
+
+
 def _run(action, debug: bool) -> None:
+    import signal
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _stop_on)
     try:
         action()
     except GraphFreezeError as err:
@@ -322,9 +342,9 @@ def _run(action, debug: bool) -> None:
             raise
         click.echo(f"error: {err}", err=True)
         sys.exit(err.exit_code)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         click.echo("interrupted; nothing written", err=True)
-        sys.exit(130)
+        sys.exit(128 + getattr(err, "signum", 2))
     except Exception as err:  # a bug: one line, the traceback with --debug
         if debug:
             raise

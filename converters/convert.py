@@ -33,6 +33,10 @@ class Request:
     verify: bool = True
     overrides: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        for name in ("source", "meta", "output"):  # `~/models/x` from a manifest or a quoted flag
+            object.__setattr__(self, name, storage.expand(getattr(self, name)))
+
 
 @dataclass(frozen=True)
 class Written:

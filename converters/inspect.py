@@ -17,6 +17,7 @@ SCHEMA_VERSION = 1
 def inspect(path: str, kind: str = "auto", tag: str = "serve", meta: str | None = None,
             step: int | None = None) -> dict:
     """A JSON-ready report (stable keys, sorted) about the model at `path`."""
+    path, meta = storage.expand(path), storage.expand(meta)
     kind = detect(path) if kind == "auto" else kind
     report = {"schema_version": SCHEMA_VERSION, "path": path, "kind": kind}
     if kind == "checkpoint":
@@ -187,9 +188,7 @@ def _checkpoint(path: str, meta: str | None, step: int | None) -> dict:
     meta_graph = read_meta_graph(files.meta)
     graph_def = meta_graph.graph_def
     io = _likely_io(graph_def)
-    import tensorflow as tf
-
-    data = tf.io.gfile.glob(files.prefix + ".data-*") + [files.prefix + ".index", files.meta]
+    data = storage.glob(files.prefix, ".data-*") + [files.prefix + ".index", files.meta]
     return {"files": {"prefix": files.prefix, "meta": files.meta},
             "size_bytes": _size(data),
             "variables": checkpoint_variables(files.prefix),

@@ -36,6 +36,23 @@ def basename(path: str) -> str:
     return posixpath.basename(path.rstrip("/")) if is_remote(path) else os.path.basename(path)
 
 
+def expand(path: str | None) -> str | None:
+    """A path as the user meant it: `~` expanded for local paths; anything else kept as typed
+    (relative paths stay relative, so messages and artifact names read as the user wrote them)."""
+    return path if path is None or is_remote(path) else os.path.expanduser(path)
+
+
+def glob(prefix: str, pattern: str) -> list[str]:
+    """Sorted files named `prefix` + `pattern` (a literal prefix, a glob pattern), spelled like the
+    prefix: TensorFlow's glob answers `model.ckpt*` with `./model.ckpt...`, so a bare relative
+    prefix would not match its own files."""
+    if is_remote(prefix):
+        return sorted(_gfile().glob(prefix + pattern))
+    import glob as _glob
+
+    return sorted(_glob.glob(_glob.escape(prefix) + pattern))
+
+
 def exists(path: str) -> bool:
     if not is_remote(path):
         return os.path.exists(path)

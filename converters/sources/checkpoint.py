@@ -87,8 +87,6 @@ def _steps_in_dir(model_dir: str) -> dict[int, str]:
 
 
 def _check_files(prefix: str) -> None:
-    import tensorflow as tf
-
     index = prefix + ".index"
     if not storage.exists(index):
         if storage.exists(prefix + ".meta") or storage.exists(prefix):
@@ -96,7 +94,7 @@ def _check_files(prefix: str) -> None:
                              f"{storage.basename(prefix)}.index and .data-* files beside the .meta")
         raise InputError(f"{prefix}: no checkpoint with this prefix; pass e.g. DIR/model.ckpt-200 "
                          "or the model_dir")
-    shards = tf.io.gfile.glob(prefix + ".data-*-of-*")
+    shards = storage.glob(prefix, ".data-*-of-*")
     if not shards:
         raise InputError(f"{prefix}.data-00000-of-00001: checkpoint data file not found; "
                          "copy all .data-* files beside the .index")
