@@ -6,8 +6,12 @@ when every file of the batch is written, so an interrupted run never leaves a ha
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
+import re
+import shutil
+import socket
 import tempfile
 import uuid
 
@@ -97,8 +101,145 @@ def check_writable(paths: list[str], force: bool) -> None:
         probe = parent
         while not os.path.exists(probe):
             probe = os.path.dirname(probe) or "."
-        if not os.access(probe, os.W_OK | os.X_OK):
-            raise OutputError(f"{path}: directory {probe} is not writable; choose another -o")
+        if not os.access(probe, os.W_OK | os.X_OK):  # EROFS even for root
+            why = "is on a read-only file system" if _read_only(probe) else "is not writable"
+            raise OutputError(f"{path}: directory {probe} {why}; choose another -o")
+
+
+def _read_only(folder: str) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+_HINTS = {errno.ENOSPC: "no space left on device; free some space or choose another -o",
+          errno.EDQUOT: "disk quota exceeded; free some space or choose another -o",
+          errno.EROFS: "read-only file system; choose another -o",
+          errno.EACCES: "permission denied; choose another -o",
+          errno.EPERM: "permission denied; choose another -o"}
+
+
+def write_error(path: str, err: BaseException) -> OutputError:
+    """The one-line OutputError for a failed write of `path` (disk full, read-only, ...)."""
+    code = getattr(err, "errno", None)
+    if code not in _HINTS:  # TensorFlow's errors carry the strerror text only
+        text = first_line(err)
+        code = next((c for c in _HINTS if os.strerror(c) in text), None)
+    why = _HINTS.get(code) or f"cannot write ({first_line(err)}); choose another -o"
+    return OutputError(f"{path}: {why}")
+
+
+# Temporaries are named `.NAME.graphfreeze.HOST.PID.START.RANDOM.tmp`: marked as ours, and owned by
+# the process with that pid on that host, started at START (clock ticks after boot, so a reused pid
+# is told apart). A later run on NAME removes them once that process is gone; temporaries of other
+# hosts (a shared disk, gs://) only once they are older than STALE_SECONDS.
+STALE_SECONDS = 24 * 3600
+_MARK = "graphfreeze"
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When process `pid` started (clock ticks after boot), or None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        if os.path.isdir("/proc/self"):
+            return None
+        try:  # no /proc: the pid alone
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:
+            pass
+        return 0
+
+
+_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:32] or "host"
+
+
+def _owner() -> str:
+    return f"{_HOST}.{os.getpid()}.{_start_ticks(os.getpid()) or 0}"
+
+
+def temp_name(path: str) -> str:
+    """A fresh temporary name for `path`, in its own folder, marked as this process's."""
+    return f".{basename(path)}.{_MARK}.{_owner()}.{uuid.uuid4().hex[:8]}.tmp"
+
+
+def _stale(name: str, base: str, age: float) -> bool:
+    """Whether `name` is a temporary of `base` left by a process that is gone."""
+    head = f".{base}.{_MARK}."
+    if not (name.startswith(head) and name.endswith(".tmp")):
+        return False
+    parts = name[len(head):-len(".tmp")].split(".")
+    if len(parts) != 4 or not (parts[1].isdigit() and parts[2].isdigit()):
+        return False
+    host, pid, start, _ = parts
+    if host != _HOST:
+        return age > STALE_SECONDS
+    now = _start_ticks(int(pid))
+    return now is None or now not in (0, int(start)) and int(start) != 0  # gone, or pid reused
+
+
+def sweep(path: str) -> list[str]:
+    """Remove the temporaries of `path` that killed runs left behind (beside it, and for remote
+    paths in the local temp dir); returns what was removed. Never touches a live run's."""
+    import time
+
+    base, found = basename(path), []
+    folders = [dirname(path) or "."] + ([tempfile.gettempdir()] if is_remote(path) else [])
+    for folder in folders:
+        if is_remote(folder):
+            if any(c in base for c in "*?[]\\"):
+                continue  # not expressible as a GCS glob prefix
+            gfile = _gfile()
+            try:
+                names = [basename(p) for p in gfile.glob(join(folder, f".{base}.{_MARK}.*"))]
+            except Exception:
+                continue
+            for name in names:
+                full = join(folder, name)
+                try:
+                    age = time.time() - gfile.stat(full).mtime_nsec / 1e9
+                except Exception:
+                    continue
+                if _stale(name, base, age):
+                    _remove(full)
+                    found.append(full)
+            continue
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            full = os.path.join(folder, name)
+            try:
+                age = time.time() - os.lstat(full).st_mtime
+            except OSError:
+                continue
+            if _stale(name, base, age):
+                _remove(full)
+                found.append(full)
+    return found
+
+
+def _remove(path: str) -> None:
+    """Remove a file or directory tree, local or remote; best effort."""
+    try:
+        if not is_remote(path):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            elif os.path.lexists(path):
+                os.remove(path)
+            return
+        gfile = _gfile()
+        if gfile.isdir(path):
+            gfile.rmtree(path)
+        elif gfile.exists(path):
+            gfile.remove(path)
+    except Exception:  # never hide the error that got us here
+        pass
 
 
 class Batch:
@@ -109,6 +250,10 @@ class Batch:
             tmp_a, tmp_b = batch.workdir([a, b])  # or: where to write a and b (files or
             ...                                   #     dirs), siblings in one temporary dir
             batch.commit()                     # all renames; on an exception, temporaries removed
+
+    Temporaries are named by `temp_name`; each new output first sweeps away those of killed runs.
+    A write that fails for want of space or permission (here or in a stage writing into a
+    workdir) leaves as one OutputError naming the output.
     """
 
     def __init__(self, force: bool):
@@ -119,39 +264,63 @@ class Batch:
     def __enter__(self) -> Batch:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, err, tb) -> None:
+        owner = self._owner_of(err) if err is not None else None
         self.discard()
+        if owner is not None:
+            raise write_error(owner, err) from err
+
+    def _owner_of(self, err: BaseException) -> str | None:
+        """The output a failed write belongs to, if `err` is a write error naming our temporary."""
+        if isinstance(err, GraphFreezeError) or not isinstance(err, Exception):
+            return None
+        text = f"{getattr(err, 'filename', '')} {getattr(err, 'message', '')} {err}"
+        if not any(os.strerror(c) in text for c in _HINTS) and getattr(err, "errno", None) not in _HINTS:
+            return None
+        for path, tmp in self.temps.items():
+            if tmp in text or dirname(tmp) in self.dirs and dirname(tmp) in text:
+                return path
+        return None
 
     def stage(self, path: str, data) -> None:
         """Write `data` (bytes, or an iterable of byte chunks) to a temporary sibling of path."""
         check_writable([path], self.force)
+        sweep(path)
         parent = dirname(path)
-        tmp = join(parent or ".", f".{basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
+        tmp = join(parent or ".", temp_name(path))
+        self.temps[path] = tmp
         try:
-            if parent and not is_remote(path):
+            if is_remote(path):
+                with _gfile().GFile(tmp, "wb") as f:
+                    for chunk in [data] if isinstance(data, bytes) else data:
+                        f.write(chunk)
+                return
+            if parent:
                 os.makedirs(parent, exist_ok=True)
-            self.temps[path] = tmp
-            with _gfile().GFile(tmp, "wb") as f:
+            with open(tmp, "wb") as f:
                 for chunk in [data] if isinstance(data, bytes) else data:
                     f.write(chunk)
+                f.flush()
+                os.fsync(f.fileno())  # the rename must not outrun the data (power cuts)
         except GraphFreezeError:
             raise
         except Exception as err:
-            raise OutputError(f"{path}: cannot write ({first_line(err)})") from err
+            raise write_error(path, err) from err
 
     def workdir(self, paths: list[str]) -> list[str]:
         """Where to write each of `paths` (files or directories): siblings in one local temporary
         directory, moved into place at commit -- beside paths[0] for local paths (a rename), in
         the system temp dir for remote ones (an upload). Paths must share one parent."""
         check_writable(paths, self.force)
-        parent = dirname(paths[0])
-        name = f".{basename(paths[0])}.tmp-{uuid.uuid4().hex[:8]}"
+        for path in paths:
+            sweep(path)
+        name = temp_name(paths[0])
         tmp = os.path.join(tempfile.gettempdir(), name) if is_remote(paths[0]) else \
-            join(parent or ".", name)
+            join(dirname(paths[0]) or ".", name)
         try:
             os.makedirs(tmp)
         except Exception as err:
-            raise OutputError(f"{paths[0]}: cannot write ({first_line(err)})") from err
+            raise write_error(paths[0], err) from err
         self.dirs.append(tmp)
         for path in paths:
             self.temps[path] = join(tmp, basename(path))
@@ -161,48 +330,69 @@ class Batch:
         gfile = _gfile()
         try:
             for path, tmp in list(self.temps.items()):
-                if not gfile.exists(tmp):
+                if not (os.path.lexists(tmp) if not is_remote(tmp) else gfile.exists(tmp)):
                     raise OutputError(f"{path}: was never written; report this as a graphfreeze bug")
                 if is_remote(path) and not is_remote(tmp):
                     _upload(tmp, path)
-                elif gfile.isdir(tmp):
-                    if gfile.exists(path):
-                        gfile.rmtree(path)  # check_writable refused it unless --force
-                    gfile.rename(tmp, path)
-                else:
+                elif is_remote(path):
                     gfile.rename(tmp, path, overwrite=True)
+                elif os.path.isdir(tmp):
+                    _replace_dir(tmp, path)
+                else:
+                    os.replace(tmp, path)  # atomic, also over a file another run just put there
                 del self.temps[path]
         except GraphFreezeError:
             raise
         except Exception as err:
-            raise OutputError(f"{path}: cannot write ({first_line(err)})") from err
+            raise write_error(path, err) from err
         self.discard()
 
     def discard(self) -> None:
-        gfile = _gfile()
         for tmp in [*self.temps.values(), *self.dirs]:
-            try:
-                if gfile.isdir(tmp):
-                    gfile.rmtree(tmp)
-                elif gfile.exists(tmp):
-                    gfile.remove(tmp)
-            except Exception:  # best effort: never hide the error that got us here
-                pass
+            _remove(tmp)
         self.temps.clear()
         self.dirs.clear()
 
 
+def _replace_dir(tmp: str, path: str) -> None:
+    """Rename directory `tmp` to `path`, whatever is there (check_writable refused it unless
+    --force): the old one is first renamed aside, then removed, so `path` is always one whole
+    tree even when several runs replace it at once (the last rename wins)."""
+    for _ in range(100):
+        aside = join(dirname(path) or ".", temp_name(path))
+        try:
+            os.rename(path, aside)  # atomic; nothing there is fine
+        except FileNotFoundError:
+            pass
+        else:
+            _remove(aside)
+        try:
+            os.rename(tmp, path)
+            return
+        except OSError as err:  # another run put its tree there in between: again
+            if err.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR):
+                raise
+    raise OutputError(f"{path}: replaced by other runs 100 times over; run one at a time")
+
+
 def _upload(local: str, remote: str) -> None:
-    """Copy a local file or directory tree to a remote path (no parent directory needed)."""
+    """Copy a local file or directory tree to a remote path (no parent directory needed); a
+    directory's old objects that the new tree lacks are removed."""
     gfile = _gfile()
     if not os.path.isdir(local):
         gfile.copy(local, remote, overwrite=True)
         return
+    new = set()
     for root, _, names in os.walk(local):
         rel = os.path.relpath(root, local)
         target = remote if rel == "." else join(remote, *rel.split(os.sep))
         for name in names:
+            new.add(join(target, name))
             gfile.copy(os.path.join(root, name), join(target, name), overwrite=True)
+    for root, _, names in gfile.walk(remote):
+        for name in names:
+            if join(root, name) not in new:
+                gfile.remove(join(root, name))
 
 
 def tree_digest(path: str) -> tuple[str, int]:
@@ -222,12 +412,3 @@ def tree_digest(path: str) -> tuple[str, int]:
                 digest.update(chunk)
                 total += len(chunk)
     return digest.hexdigest(), total
-
-
-def write_files(files: dict[str, bytes], force: bool) -> None:
-    """Write several files atomically as a batch."""
-    check_writable(list(files), force)
-    with Batch(force) as batch:
-        for path, data in files.items():
-            batch.stage(path, data)
-        batch.commit()

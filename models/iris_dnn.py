@@ -115,7 +115,7 @@ def build(out_dir: str, variables: str = "ref", sharded: bool = False, dropout: 
                 if batchnorm:
                     feed[is_training] = True
                 sess.run([train_op, summaries], feed)
-            os.makedirs(out_dir, exist_ok=True)
+            tf.io.gfile.makedirs(out_dir)  # local or gs://
             return saver.save(sess, os.path.join(out_dir, "model.ckpt"), global_step=global_step)
 
 
