@@ -1,0 +1,393 @@
+"""Nothing from a model touches the host: refuse ops that read or write files, print to files,
+save, run Python, map memory or reach the network, before anything runs.
+
+Which ops those are comes from TensorFlow's op registry (`derive_host_ops`), cached in
+`host_ops.json` beside this file (a test checks it against the live registry). An op is a host
+op if
+  * it has an input or attr whose name holds a path or an address (`FILE_ARGS`: filename,
+    filenames, file_pattern, prefix, path, logdir, vocab_file, memory_region_name, ...;
+    `NET_ARGS`: address, server_address, target, ...), or
+  * its Python wrapper lives in gen_script_ops (runs Python), or it is stateful and lives in
+    gen_io_ops (readers, Save/Restore, WriteFile), gen_summary_ops (event files) or
+    gen_collective_ops (other workers); gen_io_ops' `pattern` (MatchingFiles) is a path too.
+Some are host ops only for some attr values (`CONDITIONAL`): PrintV2 to `file://...`,
+DecodeProtoV2/EncodeProto with a descriptor file, debug ops with debug URLs.
+
+The checks are pure functions over protos and Keras config dicts; they raise InputError.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import posixpath
+import re
+from pathlib import Path
+
+from graphfreeze.errors import InputError
+from graphfreeze.graph.graphdefs import (
+    function_names_used,
+    is_control,
+    nodes_by_name,
+    reachable,
+    rewire,
+    split_tensor,
+)
+
+DATA_FILE = Path(__file__).with_name("host_ops.json")
+FILE_ARGS = {
+    "filename", "filenames", "file_name", "file_pattern", "patterns", "prefix", "path",
+    "chunk_file", "ckpt_path", "checkpoint_prefixes", "destination_prefix", "directory",
+    "shard_dir", "snapshot_path", "reader_path_prefix", "writer_path_prefix", "reader_prefix",
+    "writer_prefix", "logdir", "log_dir_path", "output_file_path", "vocab_file",
+    "new_vocab_file", "old_vocab_file", "data_source_name", "db_uri", "memory_region_name",
+    "descriptor_source", "debug_urls", "output_stream",
+}
+NET_ARGS = {"address", "server_address", "server", "target", "target_workers", "job_name"}
+MODULES = {"gen_script_ops": "runs Python code", "gen_io_ops": "reads files",
+           "gen_summary_ops": "writes summary files", "gen_collective_ops": "talks to other workers"}
+CONDITIONAL = {"output_stream": "PrintV2", "descriptor_source": "proto", "debug_urls": "debug"}
+CHECKPOINT_OPS = {"SaveV2", "Save", "SaveSlices", "RestoreV2", "Restore", "RestoreSlice",
+                  "MergeV2Checkpoints"}
+REFUSE = "graphfreeze does not run ops that touch the host; pass --unsafe if you trust this model"
+_WRITES = re.compile(r"Write|Save|Dump|Merge|ToTFRecord|Cache|Print")
+
+
+def derive_host_ops() -> dict[str, str]:
+    """Host op -> what it does, from the live registry (imports TensorFlow)."""
+    import importlib
+
+    from tensorflow.core.framework import op_def_pb2
+    from tensorflow.python.client import pywrap_tf_session
+
+    ops = op_def_pb2.OpList()
+    ops.ParseFromString(pywrap_tf_session.TF_GetBuffer(pywrap_tf_session.TF_GetAllOpList()))
+    module_of = {}
+    for module in MODULES:
+        mod = importlib.import_module(f"tensorflow.python.ops.{module}")
+        module_of.update({name: module for name in dir(mod) if name[:1].isupper()})
+    found = {}
+    for op in ops.op:
+        args = {a.name for a in op.input_arg} | {a.name for a in op.attr}
+        module = module_of.get(op.name)
+        if module == "gen_io_ops":
+            args |= {"filename"} if "pattern" in args else set()
+        if args & NET_ARGS:
+            found[op.name] = "reaches the network"
+        elif "memory_region_name" in args:
+            found[op.name] = "maps files into memory"
+        elif "output_stream" in args:
+            found[op.name] = "prints to a file"
+        elif "debug_urls" in args:
+            found[op.name] = "sends tensors to debug URLs"
+        elif args & FILE_ARGS:
+            found[op.name] = "writes files" if _WRITES.search(op.name) else "reads files"
+        elif module == "gen_script_ops" or (module and op.is_stateful):
+            found[op.name] = MODULES[module]
+    return dict(sorted(found.items()))
+
+
+def write_data_file() -> None:
+    """Regenerate host_ops.json (after a TensorFlow upgrade: `python -m graphfreeze.graph.safety`)."""
+    import tensorflow as tf
+
+    DATA_FILE.write_text(json.dumps({"tensorflow": tf.__version__, "ops": derive_host_ops()},
+                                    indent=1, sort_keys=True) + "\n")
+
+
+@functools.cache
+def host_ops() -> dict[str, str]:
+    """Host op -> what it does (e.g. 'WriteFile' -> 'writes files'), from host_ops.json."""
+    return json.loads(DATA_FILE.read_text())["ops"]
+
+
+def host_use(node) -> str | None:
+    """What `node` (a NodeDef) does to the host, or None if it touches nothing."""
+    what = host_ops().get(node.op)
+    if what is None:
+        return None
+    for attr, kind in CONDITIONAL.items():
+        if attr in node.attr:
+            value = node.attr[attr]
+            if kind == "PrintV2" and not value.s.startswith(b"file://"):
+                return None
+            if kind == "proto" and (not value.s or value.s.startswith((b"local://", b"bytes://"))):
+                return None
+            if kind == "debug" and not list(value.list.s):
+                return None
+    return what
+
+
+class _Library:
+    """A function library, asked which host op (if any) a node runs through the calls it makes."""
+
+    def __init__(self, library, allowed: frozenset = frozenset()):
+        self.funcs = {f.signature.name: f for f in library.function}
+        self.allowed = allowed
+        self.memo: dict[str, tuple | None] = {}
+
+    def callees(self, node) -> list[str]:
+        names = function_names_used(node.attr.values()) | ({node.op} & set(self.funcs))
+        return sorted(n for n in names if n in self.funcs)
+
+    def find(self, node) -> tuple | None:
+        """(node name, op, what, function) of the first host op `node` runs, or None."""
+        what = host_use(node)
+        if what and node.op not in self.allowed:
+            return node.name, node.op, what, None
+        for name in self.callees(node):
+            hit = self.in_function(name)
+            if hit:
+                return hit
+        return None
+
+    def in_function(self, name: str) -> tuple | None:
+        if name not in self.memo:  # every node counts: a function runs its stateful ops
+            self.memo[name] = None  # recursion guard
+            for node in self.funcs[name].node_def:
+                hit = self.find(node)
+                if hit:
+                    self.memo[name] = hit if hit[3] else (*hit[:3], name)
+                    break
+        return self.memo[name]
+
+
+def _refusal(where: str, hit: tuple, caller: str | None = None) -> InputError:
+    name, op, what, func = hit
+    via = f" in function '{func}'" + (f" called by node '{caller}'" if caller else "") \
+        if func else ""
+    return InputError(f"{where}: node '{name}' ({op}) {what}{via}; {REFUSE}")
+
+
+def _data_needed(graph_def, roots) -> set[str]:
+    by_name = nodes_by_name(graph_def)
+    seen: set[str] = set()
+    todo = [split_tensor(r)[0] for r in roots]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in by_name:
+            continue
+        seen.add(name)
+        todo.extend(split_tensor(i)[0] for i in by_name[name].input if not is_control(i))
+    return seen
+
+
+def check_graph(graph_def, keep_nodes, where: str):
+    """Refuse host ops `keep_nodes` need (data edges, or inside functions a needed node calls);
+    cut those hanging on by control edges only. Returns (graph_def, warnings); the graph is
+    `graph_def` itself when nothing is cut."""
+    library = _Library(graph_def.library)
+    needed = _data_needed(graph_def, keep_nodes)
+    by_name = nodes_by_name(graph_def)
+    for name in sorted(needed):
+        hit = library.find(by_name[name])
+        if hit:
+            raise _refusal(where, hit, name if hit[3] else None)
+    hosts = {}
+    for name in sorted(reachable(graph_def, keep_nodes) - needed):
+        hit = library.find(by_name[name])
+        if hit:
+            hosts[name] = hit
+    if not hosts:
+        return graph_def, []
+    drop, users = set(hosts), {}
+    for node in graph_def.node:
+        for inp in node.input:
+            if not is_control(inp):
+                users.setdefault(split_tensor(inp)[0], []).append(node.name)
+    todo = list(drop)
+    while todo:  # what reads a cut node is not needed either (else the node would be)
+        for user in users.get(todo.pop(), ()):
+            if user not in drop:
+                drop.add(user)
+                todo.append(user)
+    warnings = [f"{where}: cut node '{name}' ({by_name[name].op}), which {hit[2]}"
+                f"{' in function ' + repr(hit[3]) if hit[3] else ''} and is only a control "
+                "dependency of the outputs" for name, hit in sorted(hosts.items())]
+    return rewire(graph_def, {}, drop), warnings
+
+
+def check_saved_model(meta_graph_def, model_dir: str, where: str) -> None:
+    """Before `tf.saved_model.load`: assets stay inside `model_dir`, and no graph node or library
+    function holds a host op, except the checkpoint ops of the SavedModel's own saver (its
+    restore reads the prefix the loader feeds; graph-level ones must take the saver's filename).
+    TF1 table initializers reading an asset tensor are allowed (assets are checked)."""
+    check_assets(meta_graph_def, model_dir, where)
+    graph_def = meta_graph_def.graph_def
+    by_name = nodes_by_name(graph_def)
+    saver = meta_graph_def.saver_def if meta_graph_def.HasField("saver_def") else None
+    saver_nodes: set[str] = set()
+    if saver:
+        roots = [split_tensor(t)[0] for t in (saver.restore_op_name, saver.save_tensor_name)]
+        saver_nodes = reachable(graph_def, [r for r in roots if r in by_name])
+    strict = _Library(graph_def.library)
+    lenient = _Library(graph_def.library, frozenset(CHECKPOINT_OPS))
+    assets = {split_tensor(a.tensor_info.name)[0] for a in _asset_defs(meta_graph_def)}
+    called = set()
+    for node in graph_def.node:
+        in_saver = node.name in saver_nodes
+        if in_saver and node.op in CHECKPOINT_OPS and saver and not _from_saver_file(
+                graph_def, node, split_tensor(saver.filename_tensor_name)[0]):
+            raise _refusal(where, (node.name, node.op, host_ops()[node.op] + " not named by "
+                                   "the saver", None))
+        if not in_saver and _reads_asset(node, by_name, assets):
+            continue
+        hit = (lenient if in_saver else strict).find(node)
+        if hit:
+            raise _refusal(where, hit, node.name)
+        if not in_saver:
+            called |= set(strict.callees(node))
+    saver_only = set()
+    for name in saver_nodes:
+        saver_only |= _closure(lenient, lenient.callees(by_name[name]))
+    saver_only -= _closure(strict, called)
+    for name in sorted(set(strict.funcs) - saver_only):  # uncalled ones too: load may run them
+        hit = strict.in_function(name)
+        if hit:
+            raise _refusal(where, hit)
+
+
+def _closure(library: _Library, names) -> set[str]:
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            for node in library.funcs[name].node_def:
+                todo.extend(library.callees(node))
+    return seen
+
+
+def _from_saver_file(graph_def, node, filename_node: str) -> bool:
+    return bool(node.input) and filename_node in reachable(graph_def, [node.input[0]])
+
+
+def _reads_asset(node, by_name, assets: set[str]) -> bool:
+    """A TF1 lookup-table initializer whose filename is an asset tensor (fed by the loader)."""
+    if not node.op.startswith("InitializeTableFromTextFile") or len(node.input) < 2:
+        return False
+    source = split_tensor(node.input[1])[0]
+    while source in by_name and by_name[source].op == "Identity":
+        source = split_tensor(by_name[source].input[0])[0]
+    return source in assets
+
+
+def _asset_defs(meta_graph_def) -> list:
+    from tensorflow.core.protobuf import meta_graph_pb2
+
+    defs = list(meta_graph_def.asset_file_def)
+    collection = meta_graph_def.collection_def.get("saved_model_assets")
+    for value in collection.any_list.value if collection else ():
+        asset = meta_graph_pb2.AssetFileDef()
+        if value.Unpack(asset):
+            defs.append(asset)
+    return defs
+
+
+def check_assets(meta_graph_def, model_dir: str, where: str) -> None:
+    """Every asset file resolves inside `model_dir` (no `..`, absolute paths, or symlinks out)."""
+    root = model_dir.rstrip("/")
+    for asset in _asset_defs(meta_graph_def):
+        name = asset.filename
+        parts = re.split(r"[/\\]", name)
+        bad = not name or name.startswith(("/", "\\")) or "://" in name or ".." in parts or \
+            re.match(r"^[A-Za-z]:", name)
+        if not bad and "://" not in root:
+            real_root = os.path.realpath(root)
+            real = os.path.realpath(os.path.join(root, "assets", name))
+            bad = os.path.commonpath([real_root, real]) != real_root
+        if bad:
+            raise InputError(f"{where}: asset '{name}' resolves outside the model directory "
+                             f"{posixpath.basename(root) or root}/; graphfreeze reads only the "
+                             "model's own files; pass --unsafe if you trust this model")
+
+
+# Keras: TFOpLambda layers name the TF API function they call (`io.write_file`, `nn.relu`,
+# `__operators__.add`, `reshape`). Allowed: functions in pure-math namespaces, and top-level
+# ones defined in TensorFlow's array/math modules; everything else (io, py_function,
+# numpy_function, print, summary, data, debugging, saved_model, compat, ...) is refused.
+PURE_NAMESPACES = {"math", "nn", "linalg", "image", "signal", "random", "bitwise", "strings",
+                   "sparse", "ragged", "__operators__", "dtypes"}
+PURE_MODULES = {"array_ops", "array_ops_stack", "math_ops", "gen_math_ops", "gen_array_ops",
+                "gen_nn_ops", "nn_ops", "linalg_ops", "gen_linalg_ops", "gen_spectral_ops",
+                "clip_ops", "sort_ops", "special_math_ops", "manip_ops", "histogram_ops",
+                "check_ops", "gen_string_ops"}
+_NAMESPACE_USE = {"io": "reads or writes files", "py_function": "runs Python code",
+                  "numpy_function": "runs Python code", "py_func": "runs Python code",
+                  "print": "prints", "summary": "writes summary files", "data": "reads files",
+                  "saved_model": "reads or writes files"}
+
+
+def keras_function_use(function: str) -> str | None:
+    """What a TFOpLambda's `function` does to the host, or None if it is pure math."""
+    head, _, leaf = function.rpartition(".")
+    if head.split(".")[0] in PURE_NAMESPACES:
+        return None
+    if not head:
+        import tensorflow as tf
+
+        module = getattr(getattr(tf, function, None), "__module__", "") or ""
+        if module.rpartition(".")[2] in PURE_MODULES and module.startswith("tensorflow.python"):
+            return None
+    camel = "".join(p.capitalize() for p in leaf.split("_"))
+    return host_ops().get(camel) or _NAMESPACE_USE.get(head.split(".")[0] or leaf) or \
+        "is not a pure TensorFlow math function"
+
+
+def _layers(config):
+    if isinstance(config, dict):
+        if "class_name" in config:
+            yield config
+        for value in config.values():
+            yield from _layers(value)
+    elif isinstance(config, list):
+        for value in config:
+            yield from _layers(value)
+
+
+def check_keras_config(config: dict, where: str) -> None:
+    """Refuse Lambda layers (Python code) and TFOpLambda layers calling non-math TF functions."""
+    for layer in _layers(config):
+        cls, conf = layer["class_name"], layer.get("config")
+        conf = conf if isinstance(conf, dict) else {}
+        name = conf.get("name", "?")
+        if cls == "Lambda":
+            raise InputError(f"{where}: layer '{name}' (Lambda) runs Python code stored in the "
+                             f"file; {REFUSE}")
+        if cls in ("TFOpLambda", "SlicingOpLambda"):
+            function = str(conf.get("function", ""))
+            what = keras_function_use(function)
+            if what:
+                raise InputError(f"{where}: layer '{name}' ({cls} tf.{function}) {what}; "
+                                 f"{REFUSE}")
+
+
+def read_keras_config(path: str) -> dict:
+    """The model config of a local `.keras` zip (config.json) or `.h5` file (model_config),
+    read without loading the model."""
+    if path.endswith(".keras"):
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return json.loads(archive.read("config.json"))
+        except (zipfile.BadZipFile, KeyError, ValueError) as err:
+            raise InputError(f"{path}: not a Keras .keras archive ({err}); re-save the "
+                             "model with model.save(PATH)") from err
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as f:
+            raw = f.attrs.get("model_config")
+    except OSError as err:
+        raise InputError(f"{path}: not a readable HDF5 file ({err}); the file is truncated or "
+                         "not a Keras .h5 model") from err
+    if raw is None:
+        return {}
+    return json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+
+
+if __name__ == "__main__":
+    write_data_file()
+    print(f"{DATA_FILE}: {len(host_ops())} host ops")

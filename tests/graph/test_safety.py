@@ -1,0 +1,220 @@
+"""graph/safety.py on real graphs: the op list against TensorFlow's registry, refusals, cuts,
+function bodies, SavedModel assets and Keras configs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+from graphfreeze.errors import InputError
+from graphfreeze.graph import safety
+from graphfreeze.sources.checkpoint import read_meta_graph
+from graphfreeze.sources.frozen import read_graph_def
+from graphfreeze.sources.saved_model import read_saved_model_proto
+
+from tests.conftest import ROOT
+
+v1 = tf.compat.v1
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    out = tmp_path_factory.mktemp("hostile")
+    subprocess.run([sys.executable, str(ROOT / "models" / "hostile.py"), str(out / "models"),
+                    str(out / "target")], check=True, capture_output=True)
+    return out
+
+
+def test_data_file_matches_live_registry():
+    assert safety.host_ops() == safety.derive_host_ops()
+
+
+def test_classification():
+    ops = safety.host_ops()
+    for op in ("ReadFile", "WriteFile", "MatchingFiles", "PrintV2", "SaveV2", "RestoreV2",
+               "MergeV2Checkpoints", "PyFunc", "EagerPyFunc", "ImmutableConst",
+               "TFRecordDataset", "InitializeTableFromTextFileV2", "DebugIdentityV2",
+               "CreateSummaryFileWriter", "WriteScalarSummary", "DataServiceDataset"):
+        assert op in ops, op
+    for op in ("MatMul", "Conv2D", "Relu", "Softmax", "AddV2", "Const", "Placeholder", "Assert",
+               "Print", "RegexReplace", "StringJoin", "ShardedFilename", "ReadVariableOp",
+               "VarHandleOp", "StatefulPartitionedCall", "FusedBatchNormV3", "ScalarSummary"):
+        assert op not in ops, op
+    assert ops["WriteFile"] == "writes files" and ops["ReadFile"] == "reads files"
+    assert ops["PyFunc"] == "runs Python code"
+
+
+def test_print_to_stderr_is_harmless(build):
+    graph_def = build(lambda: (tf.print("a", name="err"),
+                               tf.print("b", output_stream="file:///x", name="file")))
+    by_name = {n.name: n for n in graph_def.node}
+    assert safety.host_use(by_name["err"]) is None
+    assert safety.host_use(by_name["file"]) == "prints to a file"
+
+
+@pytest.mark.parametrize("model,node,op", [("ckpt_read", "read", "ReadFile"),
+                                           ("ckpt_glob", "glob", "MatchingFiles")])
+def test_needed_host_op_refused(hostile, model, node, op):
+    meta = read_meta_graph(str(hostile / "models" / model / "model.ckpt-1.meta"))
+    safety.check_graph(meta.graph_def, ["probs"], "m.meta")  # `probs` does not need it
+    with pytest.raises(InputError) as err:
+        safety.check_graph(meta.graph_def, ["probs", "leak"], "m.meta")
+    line = str(err.value)
+    assert line.startswith(f"m.meta: node '{node}' ({op}) reads files;") and "--unsafe" in line
+    assert "\n" not in line
+
+
+def test_frozen_graph_refused(hostile):
+    graph_def = read_graph_def(str(hostile / "models" / "frozen_read.pb"))
+    with pytest.raises(InputError, match=r"node 'read' \(ReadFile\) reads files"):
+        safety.check_graph(graph_def, ["leak"], "frozen_read.pb")
+
+
+@pytest.mark.parametrize("model,node,what", [("ckpt_write", "write", "writes files"),
+                                             ("ckpt_save", "steal", "writes files"),
+                                             ("ckpt_print", "print", "prints to a file")])
+def test_control_only_host_op_cut(hostile, model, node, what):
+    meta = read_meta_graph(str(hostile / "models" / model / "model.ckpt-1.meta"))
+    graph_def, warnings = safety.check_graph(meta.graph_def, ["probs"], "m.meta")
+    assert len(warnings) == 1 and f"'{node}'" in warnings[0] and what in warnings[0]
+    names = {n.name for n in graph_def.node}
+    assert node not in names and "save/restore_all" in names  # the saver subgraph stays
+    probs = next(n for n in graph_def.node if n.name == "probs")
+    assert all(i.lstrip("^") in names for i in probs.input)
+    assert meta.graph_def.node and any(n.name == node for n in meta.graph_def.node)  # untouched
+
+
+def test_clean_graph_unchanged(build):
+    graph_def = build(lambda: tf.nn.relu(v1.placeholder(tf.float32, [2]), name="out"))
+    assert safety.check_graph(graph_def, ["out"], "g.pb") == (graph_def, [])
+
+
+def _nested(target: str, control: bool):
+    @tf.function
+    def inner(x):
+        tf.io.write_file(os.path.join(target, "nested.txt"), tf.strings.as_string(x[0]))
+        return x * 2.0
+
+    @tf.function
+    def outer(x):
+        return inner(x) + 1.0
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [4], name="x")
+        if control:
+            with tf.control_dependencies([outer(x)]):
+                tf.identity(x, name="out")
+        else:
+            tf.identity(outer(x), name="out")
+    return graph.as_graph_def()
+
+
+def test_nested_function_body_refused(tmp_path):
+    with pytest.raises(InputError) as err:
+        safety.check_graph(_nested(str(tmp_path), control=False), ["out"], "g.pb")
+    line = str(err.value)
+    assert "(WriteFile) writes files in function '" in line and "inner" in line
+    assert "called by node 'StatefulPartitionedCall'" in line and "--unsafe" in line
+
+
+def test_control_only_call_cut(tmp_path):
+    graph_def, warnings = safety.check_graph(_nested(str(tmp_path), control=True), ["out"], "g")
+    assert len(warnings) == 1 and "WriteFile" not in {n.op for n in graph_def.node}
+    assert "StatefulPartitionedCall" not in {n.name for n in graph_def.node}
+
+
+def _meta(path):
+    return read_saved_model_proto(str(path)).meta_graphs[0]
+
+
+def test_saved_model_function_refused(hostile):
+    path = hostile / "models" / "sm_write"
+    with pytest.raises(InputError, match=r"node '.*' \(WriteFile\) writes files in function"):
+        safety.check_saved_model(_meta(path), str(path), str(path))
+
+
+def test_saved_model_asset_outside_refused(hostile):
+    path = hostile / "models" / "sm_asset"
+    with pytest.raises(InputError, match=r"asset '../../outside_secret.txt' resolves outside"):
+        safety.check_saved_model(_meta(path), str(path), str(path))
+
+
+def test_clean_saved_models_pass(other_samples):
+    for name in ("tf2_savedmodel", "tf1_savedmodel"):
+        path = other_samples / name
+        safety.check_saved_model(_meta(path), str(path), str(path))
+
+
+@pytest.fixture(scope="module")
+def asset_model(tmp_path_factory):
+    """A SavedModel with a real asset: (its dir, the asset's filename)."""
+    out = tmp_path_factory.mktemp("asset")
+    vocab = out / "vocab.txt"
+    vocab.write_text("a\nb\n")
+    module = tf.Module()
+    module.asset = tf.saved_model.Asset(str(vocab))
+    module.f = tf.function(lambda: tf.constant(1.0), input_signature=[])
+    tf.saved_model.save(module, str(out / "model"), signatures=module.f)
+    return out / "model", "vocab.txt"
+
+
+def test_asset_inside_passes(asset_model):
+    path, _ = asset_model
+    safety.check_assets(_meta(path), str(path), "m")
+
+
+@pytest.mark.parametrize("name", ["/etc/hostname", "../x.txt", "a/../../x", "gs://b/x"])
+def test_asset_names_outside_refused(asset_model, name):
+    path, _ = asset_model
+    meta = _meta(path)
+    meta.asset_file_def[0].filename = name
+    with pytest.raises(InputError, match="resolves outside the model directory"):
+        safety.check_assets(meta, str(path), "m")
+
+
+def test_asset_symlink_outside_refused(asset_model, tmp_path):
+    path, name = asset_model
+    copy = tmp_path / "model"
+    subprocess.run(["cp", "-r", str(path), str(copy)], check=True)
+    (copy / "assets" / name).unlink()
+    (copy / "assets" / name).symlink_to(tmp_path / "elsewhere.txt")
+    with pytest.raises(InputError, match="resolves outside"):
+        safety.check_assets(_meta(copy), str(copy), "m")
+
+
+def test_keras_tfoplambda_write_refused(hostile):
+    config = safety.read_keras_config(str(hostile / "models" / "keras_write.h5"))
+    with pytest.raises(InputError) as err:
+        safety.check_keras_config(config, "k.h5")
+    assert str(err.value).startswith("k.h5: layer 'tf.io.write_file' (TFOpLambda "
+                                     "tf.io.write_file) writes files;")
+
+
+def test_keras_files_from_other_sources(other_samples):
+    for name in ("model.h5", "qat.h5", "pruned.h5", "model.keras", "custom.keras"):
+        safety.check_keras_config(safety.read_keras_config(str(other_samples / name)), name)
+    with pytest.raises(InputError, match=r"layer 'double' \(Lambda\) runs Python code"):
+        safety.check_keras_config(safety.read_keras_config(str(other_samples / "lambda.h5")), "l")
+
+
+@pytest.mark.parametrize("function,what", [
+    ("nn.relu", None), ("math.add", None), ("reshape", None), ("concat", None),
+    ("__operators__.getitem", None), ("strings.as_string", None), ("image.resize", None),
+    ("io.read_file", "reads files"), ("io.matching_files", "reads files"),
+    ("py_function", "runs Python code"), ("numpy_function", "runs Python code"),
+    ("print", "prints"), ("summary.scalar", "writes summary files"),
+    ("compat.v1.py_func", "runs Python code"), ("debugging.assert_equal", "is not a pure"),
+])
+def test_keras_function_classes(function, what):
+    got = safety.keras_function_use(function)
+    assert got == what or (what and got.startswith(what))
+    layer = {"class_name": "TFOpLambda", "config": {"name": "l", "function": function}}
+    if what:
+        with pytest.raises(InputError, match=r"layer 'l' \(TFOpLambda tf\."):
+            safety.check_keras_config({"config": {"layers": [layer]}}, "k.h5")
+    else:
+        safety.check_keras_config({"config": {"layers": [layer]}}, "k.h5")
