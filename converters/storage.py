@@ -260,6 +260,7 @@ class Batch:
         self.force = force
         self.temps: dict[str, str] = {}  # final path -> temporary path
         self.dirs: list[str] = []  # temporary directories, removed at the end
+        self.made: list[str] = []  # output folders we created, removed if the batch fails
 
     def __enter__(self) -> Batch:
         return self
@@ -271,14 +272,30 @@ class Batch:
             raise write_error(owner, err) from err
 
     def _owner_of(self, err: BaseException) -> str | None:
-        """The output a failed write belongs to, if `err` is a write error naming our temporary."""
+        """The output a failed write belongs to: `err` is a write error (disk full, read-only,
+        permission) naming one of our temporaries, or naming no file while the newest local
+        temporary's disk is full or read-only (`f.write` errors carry no file name)."""
         if isinstance(err, GraphFreezeError) or not isinstance(err, Exception):
             return None
         text = f"{getattr(err, 'filename', '')} {getattr(err, 'message', '')} {err}"
-        if not any(os.strerror(c) in text for c in _HINTS) and getattr(err, "errno", None) not in _HINTS:
+        code = getattr(err, "errno", None)
+        if code not in _HINTS:
+            code = next((c for c in _HINTS if os.strerror(c) in text), None)
+        if code is None:
             return None
         for path, tmp in self.temps.items():
             if tmp in text or dirname(tmp) in self.dirs and dirname(tmp) in text:
+                return path
+        local = [(path, tmp) for path, tmp in self.temps.items() if not is_remote(tmp)]
+        if getattr(err, "filename", None) is None and local:
+            path, tmp = local[-1]
+            try:
+                disk = os.statvfs(dirname(tmp) or ".")
+            except OSError:
+                return None
+            full = disk.f_bavail * disk.f_frsize < (1 << 20)
+            if code in (errno.ENOSPC, errno.EDQUOT) and full or \
+                    code == errno.EROFS and disk.f_flag & os.ST_RDONLY:
                 return path
         return None
 
@@ -295,8 +312,7 @@ class Batch:
                     for chunk in [data] if isinstance(data, bytes) else data:
                         f.write(chunk)
                 return
-            if parent:
-                os.makedirs(parent, exist_ok=True)
+            self._makedirs(parent)
             with open(tmp, "wb") as f:
                 for chunk in [data] if isinstance(data, bytes) else data:
                     f.write(chunk)
@@ -318,7 +334,8 @@ class Batch:
         tmp = os.path.join(tempfile.gettempdir(), name) if is_remote(paths[0]) else \
             join(dirname(paths[0]) or ".", name)
         try:
-            os.makedirs(tmp)
+            self._makedirs(dirname(tmp))
+            os.mkdir(tmp)
         except Exception as err:
             raise write_error(paths[0], err) from err
         self.dirs.append(tmp)
@@ -345,13 +362,33 @@ class Batch:
             raise
         except Exception as err:
             raise write_error(path, err) from err
+        self.made.clear()
         self.discard()
 
     def discard(self) -> None:
         for tmp in [*self.temps.values(), *self.dirs]:
             _remove(tmp)
+        for folder in reversed(self.made):
+            try:
+                os.rmdir(folder)  # only if still empty
+            except OSError:
+                pass
         self.temps.clear()
         self.dirs.clear()
+        self.made.clear()
+
+    def _makedirs(self, folder: str) -> None:
+        """os.makedirs, remembering the folders made (local paths only)."""
+        missing = []
+        while folder and not os.path.isdir(folder):
+            missing.append(folder)
+            folder = os.path.dirname(folder)
+        for made in reversed(missing):
+            try:
+                os.mkdir(made)
+            except FileExistsError:  # another run made it meanwhile: not ours to remove
+                continue
+            self.made.append(made)
 
 
 def _replace_dir(tmp: str, path: str) -> None:
