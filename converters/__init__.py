@@ -1,6 +1,16 @@
-"""graphfreeze: freeze TensorFlow models into clean, verified, device-ready artifacts."""
+"""graphfreeze: freeze TensorFlow models into clean, verified, device-ready artifacts.
 
+Importing it sets the environment TensorFlow reads when it is first imported (so the CLI, a
+Python caller and a worker process all get the same): tf.keras is tf_keras (Keras 2, what
+tensorflow-model-optimization needs; `.keras` files load with Keras 3 itself), and TensorFlow's
+C++ logs are quiet unless the caller set TF_CPP_MIN_LOG_LEVEL.
+"""
+
+import os
 from importlib.metadata import PackageNotFoundError, version
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 try:
     __version__ = version("graphfreeze")

@@ -1,4 +1,10 @@
-"""The one entry point the CLI (and any Python caller) uses: load, plan, run, write."""
+"""The one entry point the CLI (and any Python caller) uses, in two steps:
+
+    prepared = prepare(request)   # plan, source detected, output paths checked; no TensorFlow
+    written = execute(prepared)   # load, run every target's stages, commit every file at once
+
+`convert(request)` does both.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from graphfreeze import __version__, memory, names, plan, storage
+from graphfreeze import memory, names, plan, storage
 from graphfreeze.errors import InputError, OutputError
+from graphfreeze.plugins import Source
 from graphfreeze.registry import Registry
+from graphfreeze.sidecar import Sidecar
 from graphfreeze.state import State
 
 
@@ -18,12 +26,8 @@ class Request:
     """What the user asked for."""
 
     source: str  # path as given
-    kind: str = "auto"  # or one of graphfreeze.sources.detect.KINDS
-    meta: str | None = None
-    step: int | None = None
-    tag: str = "serve"
-    signature: str = "serving_default"
-    custom_objects: tuple[str, ...] = ()
+    kind: str = "auto"  # a registered source's name, or detected from the files
+    source_options: dict = field(default_factory=dict)  # e.g. {"step": 200, "tag": "serve"}
     unsafe: bool = False
     outputs: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
@@ -31,11 +35,27 @@ class Request:
     output: str | None = None
     force: bool = False
     verify: bool = True
-    overrides: dict = field(default_factory=dict)
+    overrides: dict = field(default_factory=dict)  # stage options from the command line
 
     def __post_init__(self):
-        for name in ("source", "meta", "output"):  # `~/models/x` from a manifest or a quoted flag
+        for name in ("source", "output"):  # `~/models/x` from a manifest or a quoted flag
             object.__setattr__(self, name, storage.expand(getattr(self, name)))
+        if "meta" in self.source_options:
+            object.__setattr__(self, "source_options", {
+                **self.source_options, "meta": storage.expand(self.source_options["meta"])})
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A request checked and planned: what `execute` runs."""
+
+    request: Request
+    registry: Registry
+    source: Source
+    source_options: object
+    plans: list[plan.TargetPlan]
+    paths: dict[str, str]  # target -> artifact path
+    sidecars: dict[str, str]  # target -> sidecar path
 
 
 @dataclass(frozen=True)
@@ -43,13 +63,7 @@ class Written:
     target: str
     path: str
     sidecar_path: str
-    sidecar: dict
-
-
-def load_source(request: Request):
-    from graphfreeze.sources.detect import load
-
-    return load(request)
+    sidecar: Sidecar
 
 
 def output_paths(request: Request, plans: list[plan.TargetPlan], stem: str) -> dict[str, str]:
@@ -68,13 +82,25 @@ def output_paths(request: Request, plans: list[plan.TargetPlan], stem: str) -> d
     return paths
 
 
-def source_stem(request: Request) -> str:
-    from graphfreeze.sources.detect import stem
+def prepare(request: Request, registry: Registry | None = None) -> Prepared:
+    """Everything checked before any model is opened: targets, stages and options, the source
+    kind and its options, the output paths (refused if they exist without --force)."""
+    from graphfreeze.sources.detect import resolve
 
-    return stem(request)
+    registry = registry or Registry.default()
+    plans = plan.build(registry, list(request.targets), request.overrides,
+                       skip=set() if request.verify else {"verify"})
+    source, options = resolve(request.source, request.kind, request.source_options, registry)
+    paths = output_paths(request, plans, source.stem(request.source, options))
+    sidecars = {t: p + ".json" for t, p in paths.items()}
+    for path in [*paths.values(), *sidecars.values()]:
+        if path.rstrip("/") == request.source.rstrip("/"):
+            raise OutputError(f"{path}: is the input model; choose another -o")
+    storage.check_writable([*paths.values(), *sidecars.values()], request.force)
+    return Prepared(request, registry, source, options, plans, paths, sidecars)
 
 
-def initial_state(request: Request, model) -> State:
+def initial_state(request: Request, model, registry: Registry) -> State:
     where = model.graph_file
     wanted = list(request.outputs) or model.default_outputs or []
     if not wanted:
@@ -96,51 +122,32 @@ def initial_state(request: Request, model) -> State:
         given = [ref for ref in own if ref.node in needed]
     flags = names.flag_nodes(model.graph_def, needed, {i.node for i in given})
     inputs = given or names.default_inputs(model.graph_def, outputs, set(flags))
-    return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags)
+    return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags,
+                 registry=registry)
 
 
-def sidecar_for(state, request: Request) -> dict:
-    artifact = state.artifact
-    return {
-        "graphfreeze_version": __version__,
-        "target": state.target,
-        "format": artifact.format,
-        "file": storage.basename(artifact.path),
-        "bytes": artifact.size,
-        "sha256": artifact.sha256,
-        "source": {"kind": state.model.kind, "path": request.source,
-                   "graph": state.model.graph_file, **state.model.notes},
-        "inputs": [t.as_json() for t in artifact.inputs],
-        "outputs": [t.as_json() for t in artifact.outputs],
-        "flags_folded": {k: v for k, v in sorted(state.flags.items())},
-        **{k: state.notes[k] for k in sorted(state.notes)},
-        **artifact.facts,
-    }
+def execute(prepared: Prepared,
+            on_stage: Callable[[str, str], None] = lambda target, stage: None) -> list[Written]:
+    """Load the model, run every target, write all files at once (nothing if anything fails)."""
+    request = prepared.request
+    model = prepared.source.load(request.source, prepared.source_options, request.unsafe)
+    memory.settle()
+    initial = initial_state(request, model, prepared.registry)
+    written = []
+    with storage.Batch(request.force) as batch:
+        states = plan.run(prepared.plans, dataclasses.replace(initial, batch=batch),
+                          prepared.paths, on_stage)
+        for state in states:
+            sidecar = Sidecar.of(state, request.source)
+            text = json.dumps(sidecar.to_json(), indent=2, sort_keys=True) + "\n"
+            batch.stage(prepared.sidecars[state.target], text.encode())
+            written.append(Written(state.target, state.artifact.path,
+                                   prepared.sidecars[state.target], sidecar))
+        batch.commit()
+    return written
 
 
 def convert(request: Request, registry: Registry | None = None,
             on_stage: Callable[[str, str], None] = lambda target, stage: None) -> list[Written]:
     """Validate everything, refuse existing outputs, run all targets, write all files at once."""
-    registry = registry or Registry.default()
-    plans = plan.build(registry, list(request.targets), request.overrides,
-                       skip=set() if request.verify else {"verify"})
-    paths = output_paths(request, plans, source_stem(request))
-    sidecars = {t: p + ".json" for t, p in paths.items()}
-    for path in [*paths.values(), *sidecars.values()]:
-        if path.rstrip("/") == request.source.rstrip("/"):
-            raise OutputError(f"{path}: is the input model; choose another -o")
-    model = load_source(request)
-    memory.settle()
-    initial = initial_state(request, model)
-    storage.check_writable(list(paths.values()) + list(sidecars.values()), request.force)
-    written = []
-    with storage.Batch(request.force) as batch:
-        states = plan.run(plans, dataclasses.replace(initial, batch=batch), paths, on_stage)
-        for state in states:
-            sidecar = sidecar_for(state, request)
-            text = json.dumps(sidecar, indent=2, sort_keys=True) + "\n"
-            batch.stage(sidecars[state.target], text.encode())
-            written.append(Written(state.target, state.artifact.path, sidecars[state.target],
-                                   sidecar))
-        batch.commit()
-    return written
+    return execute(prepare(request, registry), on_stage)

@@ -1,8 +1,8 @@
 """Keep peak memory near what the model needs: glibc returns freed tensor buffers to the OS.
 
 By default glibc raises its mmap threshold after the first big free, so later weight-sized
-buffers (1-32 MB) come from the heap and stay resident after they are freed; a fixed threshold
-and a trim between stages avoid that. A no-op where glibc is absent.
+buffers (1-32 MB) come from the heap and stay resident after they are freed; `malloc_trim`
+between stages hands them back. A no-op where glibc is absent.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import ctypes
 import ctypes.util
 import gc
 
-_M_MMAP_THRESHOLD = -3
 _libc = None
 
 
@@ -24,13 +23,6 @@ def _glibc():
         except (OSError, AttributeError):
             _libc = False
     return _libc
-
-
-def lean_allocator(threshold: int = 256 * 1024) -> None:
-    """Serve allocations of `threshold` bytes and more with mmap (returned on free)."""
-    libc = _glibc()
-    if libc:
-        libc.mallopt(_M_MMAP_THRESHOLD, threshold)
 
 
 def settle() -> None:

@@ -10,7 +10,8 @@ from typing import Any
 from graphfreeze import memory
 from graphfreeze.errors import ConfigError
 from graphfreeze.options import option_names, parse_options
-from graphfreeze.registry import Registry, Stage, Target
+from graphfreeze.plugins import Stage, Target
+from graphfreeze.registry import Registry
 
 FIRST_KIND = "model"
 
@@ -51,6 +52,11 @@ def build(registry: Registry, target_names: list[str], overrides: dict | None = 
             extra = {k: v for k, v in overrides.items() if k in option_names(stage.options)}
             used_overrides |= set(extra)
             options = parse_options(stage.options, {**use.options, **extra}, where)
+            for pass_name in getattr(options, "passes", ()):  # graph passes, by name
+                try:
+                    registry.graph_pass(pass_name)
+                except ConfigError as err:
+                    raise ConfigError(f"{where}: {err}") from err
             if stage.consumes != kind:
                 raise ConfigError(f"{where}: consumes a {stage.consumes} but gets a {kind}; "
                                   "reorder the target's stages")

@@ -1,57 +1,24 @@
-"""The stage and target registry: built-ins plus plugins from entry points.
+"""The registry: stages, targets, graph passes and sources by name, built-ins plus plugins.
 
-Stages and targets are registered by name in one Registry object that is passed around. Plugins
-declare entry points in the groups `graphfreeze.stages` (an object that is a `Stage`, or a
-callable returning one) and `graphfreeze.targets` (a dict shaped like a target TOML file, a path
-to one, or a callable returning either). An entry point is loaded only when it is used.
+Plugins declare entry points in the groups `graphfreeze.stages` (a `Stage`, or a callable giving
+one), `graphfreeze.passes` (a `GraphPass`, or a callable giving one), `graphfreeze.sources` (a
+`Source` instance or class) and `graphfreeze.targets` (a dict shaped like a target TOML file, a
+path to one, or a callable giving either). An entry point is loaded only when it is used.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
 from graphfreeze.errors import ConfigError
-from graphfreeze.options import NoOptions
+from graphfreeze.plugins import BUILTIN, GraphPass, Source, Stage, StageUse, Target
 
-STAGE_GROUP = "graphfreeze.stages"
-TARGET_GROUP = "graphfreeze.targets"
 SCHEMA_VERSION = 1
-BUILTIN = "graphfreeze"
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One thing done to one model. `run(state, options) -> state`."""
-
-    name: str
-    run: Callable[[Any, Any], Any]
-    consumes: str  # kind of state it needs: "model", "graph" or "artifact"
-    produces: str
-    options: type = NoOptions
-    summary: str = ""
-    suffix: str | None = None  # the file suffix, for stages that make an artifact
-    # Called with the state the stage before this one gets, just before that stage runs, so
-    # slow work this stage will need can start early and overlap it (verify's reference run).
-    prepare: Callable[[Any, Any], None] | None = None
-
-
-@dataclass(frozen=True)
-class StageUse:
-    use: str
-    options: dict
-
-
-@dataclass(frozen=True)
-class Target:
-    name: str
-    description: str
-    stages: tuple[StageUse, ...]
-    provider: str = BUILTIN
+GROUPS = {"stage": "graphfreeze.stages", "target": "graphfreeze.targets",
+          "pass": "graphfreeze.passes", "source": "graphfreeze.sources"}
 
 
 def parse_target(data: dict, where: str, provider: str = BUILTIN) -> Target:
@@ -76,84 +43,127 @@ def parse_target(data: dict, where: str, provider: str = BUILTIN) -> Target:
     return Target(data["name"], data["description"], tuple(uses), provider)
 
 
+def _stage(value, name: str, what: str) -> Stage:
+    value = value() if callable(value) and not isinstance(value, Stage) else value
+    if not isinstance(value, Stage) or value.name != name:
+        raise ConfigError(f"{what}: the entry point must give a graphfreeze.plugins.Stage "
+                          f"named '{name}'")
+    return value
+
+
+def _pass(value, name: str, what: str) -> GraphPass:
+    value = value() if callable(value) and not isinstance(value, GraphPass) else value
+    if not isinstance(value, GraphPass) or value.name != name:
+        raise ConfigError(f"{what}: the entry point must give a graphfreeze.plugins.GraphPass "
+                          f"named '{name}'")
+    return value
+
+
+def _source(value, name: str, what: str) -> Source:
+    value = value() if isinstance(value, type) else value
+    if not isinstance(value, Source) or value.name != name:
+        raise ConfigError(f"{what}: the entry point must give a graphfreeze.plugins.Source "
+                          f"named '{name}'")
+    return value
+
+
+def _target(value, name: str, what: str, provider: str) -> Target:
+    value = value() if callable(value) else value
+    if isinstance(value, str | Path):
+        value = tomllib.loads(Path(value).read_text())
+    if not isinstance(value, dict):
+        raise ConfigError(f"{what}: the entry point must give a dict or a path to a target "
+                          "TOML file")
+    target = parse_target(value, what, provider)
+    if target.name != name:
+        raise ConfigError(f"{what} declares name '{target.name}'")
+    return target
+
+
 class Registry:
-    """Names to stages and targets, each with the package that provides it."""
+    """Names to stages, targets, passes and sources, each with the package that provides it."""
 
     def __init__(self) -> None:
-        self._stages: dict[str, tuple[str, Any]] = {}
-        self._targets: dict[str, tuple[str, Any]] = {}
+        self._tables: dict[str, dict[str, tuple[str, Any]]] = {kind: {} for kind in GROUPS}
 
     @classmethod
     def default(cls, plugins: bool = True) -> Registry:
+        from graphfreeze.graph.passes import builtin_passes
+        from graphfreeze.sources import builtin_sources
         from graphfreeze.stages import builtin_stages
 
         registry = cls()
         for stage in builtin_stages():
             registry.add_stage(stage)
+        for graph_pass in builtin_passes():
+            registry.add("pass", graph_pass.name, graph_pass)
+        for source in builtin_sources():
+            registry.add("source", source.name, source)
         for path in sorted(resources.files("graphfreeze.targets").iterdir(), key=lambda p: p.name):
             if path.name.endswith(".toml"):
                 target = parse_target(tomllib.loads(path.read_text()), f"targets/{path.name}")
                 registry.add_target(target)
         if plugins:
-            for ep in metadata.entry_points(group=STAGE_GROUP):
-                registry._add(registry._stages, "stage", ep.name, _provider(ep), ep)
-            for ep in metadata.entry_points(group=TARGET_GROUP):
-                registry._add(registry._targets, "target", ep.name, _provider(ep), ep)
+            for kind, group in GROUPS.items():
+                for ep in metadata.entry_points(group=group):
+                    registry.add(kind, ep.name, ep, _provider(ep))
         return registry
 
-    def add_stage(self, stage: Stage, provider: str = BUILTIN) -> None:
-        self._add(self._stages, "stage", stage.name, provider, stage)
-
-    def add_target(self, target: Target) -> None:
-        self._add(self._targets, "target", target.name, target.provider, target)
-
-    @staticmethod
-    def _add(table: dict, kind: str, name: str, provider: str, value: Any) -> None:
+    def add(self, kind: str, name: str, value: Any, provider: str = BUILTIN) -> None:
+        table = self._tables[kind]
         if name in table:
             raise ConfigError(f"{kind} '{name}' is provided twice: by {table[name][0]} and by "
                               f"{provider}; uninstall one of them")
         table[name] = (provider, value)
 
+    def add_stage(self, stage: Stage, provider: str = BUILTIN) -> None:
+        self.add("stage", stage.name, stage, provider)
+
+    def add_target(self, target: Target) -> None:
+        self.add("target", target.name, target, target.provider)
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self._tables[kind])
+
     def stage_names(self) -> list[str]:
-        return sorted(self._stages)
+        return self.names("stage")
 
     def target_names(self) -> list[str]:
-        return sorted(self._targets)
+        return self.names("target")
 
     def provider(self, kind: str, name: str) -> str:
-        return (self._stages if kind == "stage" else self._targets)[name][0]
+        return self._tables[kind][name][0]
+
+    def _get(self, kind: str, name: str):
+        table = self._tables[kind]
+        if name not in table:
+            known = ", ".join(self.names(kind))
+            plural = "passes" if kind == "pass" else kind + "s"
+            raise ConfigError(f"unknown {kind} '{name}' ({plural}: {known})")
+        provider, value = table[name]
+        if isinstance(value, metadata.EntryPoint):
+            what = f"{kind} '{name}' from {provider}"
+            value = _load(value, what)
+            value = _target(value, name, what, provider) if kind == "target" else \
+                {"stage": _stage, "pass": _pass, "source": _source}[kind](value, name, what)
+            table[name] = (provider, value)
+        return value
 
     def stage(self, name: str) -> Stage:
-        if name not in self._stages:
-            raise ConfigError(f"unknown stage '{name}' (stages: {', '.join(self.stage_names())})")
-        provider, value = self._stages[name]
-        if isinstance(value, metadata.EntryPoint):
-            value = _load(value, f"stage '{name}' from {provider}")
-            value = value() if callable(value) and not isinstance(value, Stage) else value
-            if not isinstance(value, Stage) or value.name != name:
-                raise ConfigError(f"stage '{name}' from {provider}: the entry point must give a "
-                                  f"graphfreeze.registry.Stage named '{name}'")
-            self._stages[name] = (provider, value)
-        return value
+        return self._get("stage", name)
 
     def target(self, name: str) -> Target:
-        if name not in self._targets:
-            raise ConfigError(f"unknown target '{name}' "
-                              f"(targets: {', '.join(self.target_names())})")
-        provider, value = self._targets[name]
-        if isinstance(value, metadata.EntryPoint):
-            value = _load(value, f"target '{name}' from {provider}")
-            value = value() if callable(value) else value
-            if isinstance(value, str | Path):
-                value = tomllib.loads(Path(value).read_text())
-            if not isinstance(value, dict):
-                raise ConfigError(f"target '{name}' from {provider}: the entry point must give a "
-                                  "dict or a path to a target TOML file")
-            value = parse_target(value, f"target '{name}' from {provider}", provider)
-            if value.name != name:
-                raise ConfigError(f"target '{name}' from {provider} declares name '{value.name}'")
-            self._targets[name] = (provider, value)
-        return value
+        return self._get("target", name)
+
+    def graph_pass(self, name: str) -> GraphPass:
+        return self._get("pass", name)
+
+    def source(self, name: str) -> Source:
+        return self._get("source", name)
+
+    def sources(self) -> list[Source]:
+        """Every source, in detection order."""
+        return sorted((self.source(n) for n in self.names("source")), key=lambda s: (s.order, s.name))
 
 
 def _provider(ep: metadata.EntryPoint) -> str:

@@ -4,22 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphfreeze.names import TensorRef
+from graphfreeze.tensors import TensorInfo
 
-
-@dataclass(frozen=True)
-class TensorInfo:
-    """A model input or output as the sidecar and the Android app see it."""
-
-    name: str  # "x:0"
-    dtype: str  # "float32"
-    shape: tuple[int | None, ...] | None  # None: unknown rank
-
-    def as_json(self) -> dict:
-        return {"name": self.name, "node": self.name.rsplit(":", 1)[0], "dtype": self.dtype,
-                "shape": None if self.shape is None else list(self.shape)}
+if TYPE_CHECKING:
+    from graphfreeze.registry import Registry
+    from graphfreeze.sources.base import LoadedModel
+    from graphfreeze.storage import Batch
+    from tensorflow.core.framework.graph_pb2 import GraphDef
 
 
 @dataclass(frozen=True)
@@ -35,28 +29,25 @@ class Artifact:
     facts: dict = field(default_factory=dict)
     # Runs the staged file on {input name: array} and returns the outputs in order (verify).
     run: Callable[[dict], list] | None = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Run-wide choices from the command line."""
-
-    output: str | None = None  # -o PATH (single target)
-    force: bool = False
+    # What the CLI prints under the "wrote" line: how an app uses the artifact.
+    summary: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class State:
-    model: Any  # a graphfreeze.sources.base.LoadedModel
+    model: LoadedModel
     outputs: tuple[TensorRef, ...]
     inputs: tuple[TensorRef, ...]
     flags: dict[str, object]
+    registry: Registry | None = field(default=None, compare=False, repr=False)
     target: str = ""
     output_path: str = ""
-    graph_def: Any = None
-    batch: Any = None  # graphfreeze.storage.Batch the artifacts are staged into
+    graph_def: GraphDef | None = None
+    batch: Batch | None = None  # the artifacts are staged into it
     artifact: Artifact | None = None
     notes: dict = field(default_factory=dict)  # facts stages record for the sidecar
+    # Results shared by every target of one run (io infos, the reference outputs).
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def keep(self) -> list[str]:

@@ -7,7 +7,8 @@ from dataclasses import dataclass, replace
 import pytest
 from graphfreeze import plan
 from graphfreeze.errors import ConfigError
-from graphfreeze.registry import Registry, Stage, Target, parse_target
+from graphfreeze.plugins import Stage, Target
+from graphfreeze.registry import Registry, parse_target
 
 
 def registry_with(*targets: dict) -> Registry:

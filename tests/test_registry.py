@@ -9,7 +9,8 @@ import textwrap
 import pytest
 from graphfreeze import plan
 from graphfreeze.errors import ConfigError
-from graphfreeze.registry import Registry, Stage, parse_target
+from graphfreeze.plugins import Stage
+from graphfreeze.registry import Registry, parse_target
 
 
 def test_builtins_and_android_target():
@@ -45,7 +46,7 @@ def test_malformed_targets_are_refused(data, message):
 
 PLUGIN = '''
 from dataclasses import dataclass, replace
-from graphfreeze.registry import Stage
+from graphfreeze.plugins import Stage
 
 CALLS = []
 

@@ -9,6 +9,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tensorflow.core.framework import graph_pb2, node_def_pb2
+
 import numpy as np
 from graphfreeze.graph.consts import const_value, is_const, make_const
 from graphfreeze.graph.graphdefs import (
@@ -19,7 +24,6 @@ from graphfreeze.graph.graphdefs import (
     split_tensor,
     with_nodes,
 )
-from tensorflow.core.framework import graph_pb2, node_def_pb2
 
 LAYER_OPS = ("Conv2D", "DepthwiseConv2dNative", "MatMul")
 BN_OPS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
@@ -181,7 +185,7 @@ def _fold_into_layer(out_name, by_name, layer, scale, shift):
         new_w = weights * scale_w.reshape(1, -1)
     old_b = const_value(by_name, bias.input[1]).astype(np.float64) if bias is not None else 0.0
     new_b = old_b * scale + shift
-    layer = node_def_pb2.NodeDef()
+    layer = type(node)()
     layer.CopyFrom(node)
     layer.name = out_name + "/folded"
     layer.input[1] = out_name + "/folded_weights"
@@ -199,6 +203,8 @@ def _out_channels(node, weights) -> int:
 
 
 def _op(op: str, name: str, inputs: list[str], dtype: int) -> node_def_pb2.NodeDef:
+    from tensorflow.core.framework import node_def_pb2
+
     node = node_def_pb2.NodeDef(name=name, op=op, input=inputs)
     node.attr["T"].type = dtype
     return node

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tensorflow.core.framework import node_def_pb2
+
 import numpy as np
 from graphfreeze.graph.graphdefs import split_tensor
-from tensorflow.core.framework import node_def_pb2
-from tensorflow.python.framework import tensor_util
 
 PASS_THROUGH = ("Identity", "Snapshot", "StopGradient", "PreventGradient")
 
 
 def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
+    from tensorflow.core.framework import node_def_pb2
+    from tensorflow.python.framework import tensor_util
+
     node = node_def_pb2.NodeDef(name=name, op="Const")
     tensor = node.attr["value"].tensor
     value = np.asarray(value) if dtype is None else value
@@ -24,7 +30,7 @@ def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
 
 def set_tensor(proto, value: np.ndarray) -> None:
     """`proto.CopyFrom(make_tensor_proto(value))` for numeric arrays, without per-element checks."""
-    from tensorflow.python.framework import dtypes
+    from tensorflow.python.framework import dtypes, tensor_util
 
     if value.dtype.kind not in "biufc":
         proto.CopyFrom(tensor_util.make_tensor_proto(value))
@@ -60,7 +66,7 @@ def const_value(by_name: dict, tensor: str):
 
 def tensor_array(proto) -> np.ndarray:
     """numpy value of a TensorProto; a read-only view of its bytes when it has tensor_content."""
-    from tensorflow.python.framework import dtypes
+    from tensorflow.python.framework import dtypes, tensor_util
 
     content = proto.tensor_content
     if content:

@@ -8,6 +8,11 @@ are inlined: the chosen branch's body is copied into the graph under the caller'
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tensorflow.core.framework import graph_pb2, node_def_pb2
+
 from graphfreeze.graph.consts import const_value, make_const
 from graphfreeze.graph.graphdefs import (
     extract,
@@ -19,7 +24,6 @@ from graphfreeze.graph.graphdefs import (
     tensor_name,
     topo_order,
 )
-from tensorflow.core.framework import graph_pb2, node_def_pb2
 
 SWITCH_OPS = ("Switch", "RefSwitch")
 MERGE_OPS = ("Merge", "RefMerge")
@@ -74,7 +78,7 @@ def resolve_switches(graph_def, keep: list[str], owned: bool = False) -> graph_p
 
 
 def _identity(node, source: str) -> node_def_pb2.NodeDef:
-    new = node_def_pb2.NodeDef(name=node.name, op="Identity", input=[source])
+    new = type(node)(name=node.name, op="Identity", input=[source])
     new.attr["T"].CopyFrom(node.attr["T"])
     return new
 
@@ -146,7 +150,7 @@ def _inline(fdef, args: list[str], controls: list[str], prefix: str):
     for node in body.node:
         if node.name in outer:
             continue
-        new = node_def_pb2.NodeDef()
+        new = type(node)()
         new.CopyFrom(node)
         new.name = prefix + node.name
         new.device = ""
@@ -163,14 +167,12 @@ class _library_context:
     """A default graph holding the library, so nested calls' op defs resolve."""
 
     def __init__(self, graph_def):
-        import tensorflow as tf
+        from graphfreeze.graph.session import import_graph
 
-        self._graph = tf.Graph()
-        lib = graph_pb2.GraphDef()
+        lib = type(graph_def)()
         lib.library.CopyFrom(graph_def.library)
         lib.versions.CopyFrom(graph_def.versions)
-        with self._graph.as_default():
-            tf.graph_util.import_graph_def(lib, name="")
+        self._graph = import_graph(lib)
         self._ctx = self._graph.as_default()
 
     def __enter__(self):

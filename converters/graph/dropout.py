@@ -7,6 +7,11 @@ a tensor. The inference value of dropout is its input, so the whole pattern beco
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tensorflow.core.framework import graph_pb2
+
 from graphfreeze.graph.graphdefs import (
     consumers,
     extract,
@@ -16,7 +21,6 @@ from graphfreeze.graph.graphdefs import (
     split_tensor,
     tensor_name,
 )
-from tensorflow.core.framework import graph_pb2
 
 RANDOM_OPS = {
     "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tensorflow.core.framework import graph_pb2
+
 import numpy as np
 from graphfreeze.graph.consts import make_const
-from tensorflow.core.framework import graph_pb2
-from tensorflow.python.framework import dtypes
 
 
 def fold_flags(graph_def, flags: dict[str, object]) -> graph_pb2.GraphDef:
     """Each flag node becomes a Const of its value, or (value None) an Identity of its default."""
-    out = graph_pb2.GraphDef()
+    from tensorflow.python.framework import dtypes
+
+    out = type(graph_def)()
     out.CopyFrom(graph_def)
     for node in out.node:
         if node.name not in flags:

@@ -34,12 +34,6 @@ def tensor_name(node: str, index: int = 0) -> str:
     return node if index == 0 else f"{node}:{index}"
 
 
-def full_tensor_name(name: str) -> str:
-    """'x' -> 'x:0', the spelling users and session.run see."""
-    node, index = split_tensor(name)
-    return f"{node}:{index}"
-
-
 def is_control(name: str) -> bool:
     return name.startswith("^")
 
@@ -230,10 +224,14 @@ def prune_functions(graph_def, owned: bool = False) -> GraphDef:
     return graph_def
 
 
-def op_counts(graph_def) -> dict[str, int]:
+def op_counts(graph_def, functions: bool = False) -> dict[str, int]:
+    """Op type -> node count in the graph (and in its library's function bodies if asked)."""
     counts: dict[str, int] = defaultdict(int)
     for n in graph_def.node:
         counts[n.op] += 1
+    for func in graph_def.library.function if functions else ():
+        for n in func.node_def:
+            counts[n.op] += 1
     return dict(sorted(counts.items()))
 
 

@@ -1,4 +1,5 @@
-"""Running GraphDefs in a TF1 session, lean: no grappler, no graph optimizer.
+"""GraphDefs in TensorFlow: imported into fresh graphs, run in lean TF1 sessions (no grappler,
+no graph optimizer).
 
 Those rewrite passes copy the whole graph several times (hundreds of MB for a ResNet) and change
 nothing we compare: we run a graph to evaluate constants or to check outputs, not to serve it.
@@ -18,12 +19,20 @@ def lean_config():
     return config
 
 
-def run_graph_def(graph_def, feeds: dict, fetches: list[str]) -> list:
-    """Import `graph_def` into a fresh graph and run `fetches`."""
+def import_graph(graph_def):
+    """A fresh tf.Graph holding `graph_def` (names unprefixed)."""
     import tensorflow as tf
 
     graph = tf.Graph()
     with graph.as_default():
         tf.graph_util.import_graph_def(graph_def, name="")
+    return graph
+
+
+def run_graph_def(graph_def, feeds: dict, fetches: list[str]) -> list:
+    """Import `graph_def` into a fresh graph and run `fetches`."""
+    import tensorflow as tf
+
+    graph = import_graph(graph_def)
     with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
         return sess.run(fetches, feeds)

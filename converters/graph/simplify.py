@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tensorflow.core.framework import graph_pb2
+
 from graphfreeze.graph.graphdefs import (
     extract,
     is_control,
@@ -11,8 +16,6 @@ from graphfreeze.graph.graphdefs import (
     tensor_name,
     with_nodes,
 )
-from tensorflow.core.framework import graph_pb2
-from tensorflow.python.framework import op_def_registry
 
 PASS_THROUGH = ("Identity", "Snapshot", "StopGradient", "PreventGradient", "CheckNumerics",
                 "CheckNumericsV2", "Print", "EnsureShape", "DebugIdentity")
@@ -21,6 +24,8 @@ _STRIP_ATTRS = ("_class", "_output_shapes", "_XlaCompile", "_XlaScope", "_XlaSep
 
 
 def _stateful(op: str) -> bool:
+    from tensorflow.python.framework import op_def_registry
+
     op_def = op_def_registry.get(op)
     return op_def is None or op_def.is_stateful
 

@@ -7,125 +7,20 @@ variables all resolve as they do on restore).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
+from graphfreeze.plugins import Source
 from graphfreeze.sources.base import VARIABLE_OPS, ReadStats, VariableSpec
+from graphfreeze.sources.checkpoint_files import (
+    CKPT_FILE,
+    locate,
+    read_meta_graph,
+)
 
 READ_GROUP_BYTES = 16 * 2**20  # per RestoreV2 call: few calls, little held twice
-_SUFFIXES = re.compile(r"\.(meta|index|data-\d{5}-of-\d{5})$")
-
-
-@dataclass(frozen=True)
-class CheckpointFiles:
-    prefix: str
-    meta: str
-
-
-def locate(path: str, meta: str | None = None, step: int | None = None) -> CheckpointFiles:
-    """Find the checkpoint prefix and meta graph for a prefix or model_dir path."""
-    path = path.rstrip("/") if path != "/" else path
-    # A prefix first: on object stores (and ram://) a prefix with files under it looks like a dir.
-    if not _SUFFIXES.search(path) and not storage.exists(path + ".index") and \
-            storage.isdir(path):
-        prefix = _prefix_in_dir(path, step)
-    else:
-        prefix = _SUFFIXES.sub("", path)
-        if step is not None:
-            prefix = re.sub(r"-\d+$", "", prefix) + f"-{step}"
-    _check_files(prefix)
-    meta = meta or prefix + ".meta"
-    if not storage.exists(meta):
-        raise InputError(f"{meta}: meta graph not found; pass the graph with --meta PATH "
-                         "(the .meta file tf.train.Saver writes beside the checkpoint)")
-    return CheckpointFiles(prefix, meta)
-
-
-def _prefix_in_dir(model_dir: str, step: int | None) -> str:
-    import tensorflow as tf
-
-    state_file = storage.join(model_dir, "checkpoint")
-    steps = _steps_in_dir(model_dir)
-    if step is not None:
-        if step not in steps:
-            have = ", ".join(str(s) for s in sorted(steps)) or "none"
-            raise InputError(f"{model_dir}: no checkpoint for step {step} (steps here: {have}); "
-                             "pick one with --step N")
-        return steps[step]
-    if not storage.exists(state_file):
-        if steps:
-            latest = max(steps)
-            return steps[latest]
-        raise InputError(f"{model_dir}: no `checkpoint` state file and no model.ckpt-N.index; "
-                         "pass a checkpoint prefix such as DIR/model.ckpt-200")
-    try:
-        state = tf.train.get_checkpoint_state(model_dir)
-    except Exception as err:
-        raise InputError(f"{state_file}: unreadable checkpoint state file ({err}); "
-                         "pass the checkpoint prefix instead") from err
-    if state is None or not state.model_checkpoint_path:
-        raise InputError(f"{state_file}: names no checkpoint; pass the prefix with --ckpt")
-    named = state.model_checkpoint_path
-    # The state file may hold absolute paths from where training ran: prefer the file here.
-    for candidate in (storage.join(model_dir, storage.basename(named)), named):
-        if storage.exists(candidate + ".index"):
-            return candidate
-    raise InputError(f"{state_file}: names {named}, which is not there; "
-                     "pass an existing prefix or --step N")
-
-
-def _steps_in_dir(model_dir: str) -> dict[int, str]:
-    steps = {}
-    for name in storage.listdir(model_dir):
-        match = re.fullmatch(r"(.+-(\d+))\.index", name)
-        if match:
-            steps[int(match.group(2))] = storage.join(model_dir, match.group(1))
-    return steps
-
-
-def _check_files(prefix: str) -> None:
-    index = prefix + ".index"
-    if not storage.exists(index):
-        if storage.exists(prefix + ".meta") or storage.exists(prefix):
-            raise InputError(f"{index}: checkpoint index not found; a checkpoint needs "
-                             f"{storage.basename(prefix)}.index and .data-* files beside the .meta")
-        raise InputError(f"{prefix}: no checkpoint with this prefix; pass e.g. DIR/model.ckpt-200 "
-                         "or the model_dir")
-    shards = storage.glob(prefix, ".data-*-of-*")
-    if not shards:
-        raise InputError(f"{prefix}.data-00000-of-00001: checkpoint data file not found; "
-                         "copy all .data-* files beside the .index")
-    total = int(shards[0].rsplit("-of-", 1)[1])
-    for shard in range(total):
-        name = f"{prefix}.data-{shard:05d}-of-{total:05d}"
-        if name not in shards:
-            raise InputError(f"{name}: checkpoint data shard missing; copy all {total} shards")
-
-
-def read_meta_graph(path: str):
-    """Parse a MetaGraphDef (binary or text); devices cleared."""
-    from google.protobuf import message, text_format
-    from tensorflow.core.protobuf import meta_graph_pb2
-
-    data = storage.read_bytes(path)
-    meta = meta_graph_pb2.MetaGraphDef()
-    try:
-        meta.ParseFromString(data)
-    except message.DecodeError:
-        try:
-            text_format.Parse(data.decode("utf-8"), meta)
-        except Exception as err:
-            raise InputError(f"{path}: not a MetaGraphDef (cannot parse it); pass the .meta "
-                             "file tf.train.Saver wrote with --meta PATH") from err
-    if not meta.graph_def.node:
-        raise InputError(f"{path}: holds no graph (not a .meta file written by tf.train.Saver?); "
-                         "pass the right file with --meta PATH")
-    for node in meta.graph_def.node:
-        node.device = ""
-    return meta
 
 
 def saver_variables(meta) -> dict[str, VariableSpec]:
@@ -204,7 +99,6 @@ class CheckpointModel:
         self.graph_def = self.meta_graph.graph_def
         self.variables = saver_variables(self.meta_graph)
         self.stats = ReadStats()
-        self.memo: dict = {}  # results stages share across targets (the reference outputs)
         self.default_inputs = self.default_outputs = None  # the user names them
         self.notes: dict = {}
         self._reader = None
@@ -239,10 +133,6 @@ class CheckpointModel:
                     f"variable '{node}': meta graph {storage.basename(self.graph_file)} says shape "
                     f"{list(spec.shape)} but checkpoint {storage.basename(self.prefix)} has "
                     f"{list(want)}; use the .meta and checkpoint from the same run")
-
-    def read_variable(self, node: str):
-        """One variable's value (numpy), read with the Saver's key and slice."""
-        return next(self.read_variables([node]))[1]
 
     def read_variables(self, nodes: list[str]):
         """(node, numpy value) for each node, read a few MB per RestoreV2 call."""
@@ -282,11 +172,10 @@ class CheckpointModel:
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
         """Import `graph_def`, restore its variables from the checkpoint, run `fetches`."""
         import tensorflow as tf
-        from graphfreeze.graph.session import lean_config
+        from graphfreeze.graph.session import import_graph, lean_config
 
-        graph = tf.Graph()
+        graph = import_graph(graph_def)
         with graph.as_default():
-            tf.graph_util.import_graph_def(graph_def, name="")
             nodes = [n for n in graph_def.node if n.op in VARIABLE_OPS]
             specs = [self.variables[n.name] for n in nodes]
             values = tf.raw_ops.RestoreV2(prefix=self.prefix, tensor_names=[s.key for s in specs],
@@ -302,3 +191,48 @@ class CheckpointModel:
         with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
             sess.run(restores)
             return sess.run(fetches, feeds)
+
+
+@dataclass(frozen=True)
+class CheckpointOptions:
+    meta: str | None = None  # the meta graph (default PREFIX.meta)
+    step: int | None = None  # which checkpoint of a model_dir (default: the latest)
+
+
+class CheckpointSource(Source):
+    name = "checkpoint"
+    summary = "TF1 Saver checkpoint: PREFIX (model.ckpt-N.index + .meta) or a model_dir"
+    flag = "--ckpt"
+    options = CheckpointOptions
+    order = 10
+
+    def detect(self, path: str) -> bool:
+        bare = path.rstrip("/") or path
+        if storage.exists(bare + ".index"):  # a prefix (may look like a dir remotely)
+            return True
+        if storage.isdir(bare):
+            names = set(storage.listdir(bare))
+            return not {"saved_model.pb", "saved_model.pbtxt"} & names and (
+                "checkpoint" in names or any(n.endswith(".index") for n in names))
+        return bool(CKPT_FILE.search(bare)) or storage.exists(bare + ".meta")
+
+    def stem(self, path: str, options: CheckpointOptions) -> str:
+        return locate(path, options.meta, options.step).prefix
+
+    def load(self, path: str, options: CheckpointOptions, unsafe: bool):
+        return CheckpointModel(path, options.meta, options.step)
+
+    def describe(self, path: str, options: CheckpointOptions, unsafe: bool) -> dict:
+        from graphfreeze.describe import checkpoint_variables, likely_io, total_size
+        from graphfreeze.graph.graphdefs import op_counts
+
+        files = locate(path, options.meta, options.step)
+        graph_def = read_meta_graph(files.meta).graph_def
+        data = storage.glob(files.prefix, ".data-*") + [files.prefix + ".index", files.meta]
+        return {"files": {"prefix": files.prefix, "meta": files.meta},
+                "size_bytes": total_size(data), "variables": checkpoint_variables(files.prefix),
+                "signatures": [], **likely_io(graph_def),
+                "op_counts": op_counts(graph_def, functions=True), "graph": graph_def}
+
+
+SOURCE = CheckpointSource()

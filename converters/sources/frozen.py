@@ -7,8 +7,11 @@ stages clean it like any other (an old freeze_graph output comes out smaller).
 
 from __future__ import annotations
 
+import re
+
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.plugins import Source
 from graphfreeze.sources.base import ReadStats
 
 
@@ -22,7 +25,6 @@ class FrozenModel:
         self.graph_file = graph_file
         self.graph_def = graph_def
         self.variables: dict = {}
-        self.memo: dict = {}
         self.notes: dict = {}
         self.stats = ReadStats()
         self.default_inputs: list[str] | None = inputs
@@ -71,5 +73,29 @@ def read_graph_def(path: str):
     return graph_def
 
 
-def load(path: str) -> FrozenModel:
-    return FrozenModel(path, path, read_graph_def(path))
+class FrozenGraphSource(Source):
+    name = "frozen_graph"
+    summary = "frozen GraphDef (.pb, .pbtxt)"
+    flag = "--graph"
+    order = 40
+
+    def detect(self, path: str) -> bool:
+        return path.endswith((".pb", ".pbtxt"))
+
+    def stem(self, path: str, options) -> str:
+        return re.sub(r"\.(pb|pbtxt)$", "", path) + ".optimized"
+
+    def load(self, path: str, options, unsafe: bool) -> FrozenModel:
+        return FrozenModel(path, path, read_graph_def(path))
+
+    def describe(self, path: str, options, unsafe: bool) -> dict:
+        from graphfreeze.describe import likely_io, total_size
+        from graphfreeze.graph.graphdefs import op_counts
+
+        graph_def = read_graph_def(path)
+        return {"size_bytes": total_size([path]), "variables": [], "signatures": [],
+                **likely_io(graph_def), "op_counts": op_counts(graph_def, functions=True),
+                "graph": graph_def}
+
+
+SOURCE = FrozenGraphSource()

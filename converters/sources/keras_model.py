@@ -16,11 +16,11 @@ import os
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.errors import ConfigError, InputError, first_line
-
-KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
+from graphfreeze.plugins import Source
 
 
 def custom_objects(specs: tuple[str, ...]) -> dict:
@@ -156,12 +156,8 @@ def strip_training_wrappers(model):
     return model, stripped
 
 
-def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
-    import numpy as np
-    import tensorflow as tf
-    from graphfreeze.graph.graphdefs import free_name
-    from graphfreeze.sources.functions import FunctionModel, freeze_function
-
+def open_model(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
+    """(Keras model with tfmot training wrappers stripped, notes) from a .keras or .h5 file."""
     if not storage.exists(path):
         raise InputError(f"{path}: file not found; check the path")
     objects = custom_objects(custom)
@@ -172,6 +168,15 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
     model, stripped = strip_training_wrappers(model)
+    return model, {"keras": flavour, "stripped": stripped}
+
+
+def trace(model):
+    """(concrete function of the model in inference mode, input names, output names): names as
+    the user knows them (input and output layer names), unique."""
+    import tensorflow as tf
+    from graphfreeze.graph.graphdefs import free_name
+
     inputs = list(model.inputs)
     taken: set[str] = set()  # names must be unique across inputs and outputs alike
     input_names = [free_name(_input_name(t, i), taken) for i, t in enumerate(inputs)]
@@ -182,11 +187,18 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
                                                                      strict=True)]
 
     def forward(*xs):
-        result = model(list(xs) if len(xs) > 1 else xs[0], training=False)
-        flat = tf.nest.flatten(result)
-        return flat
+        return tf.nest.flatten(model(list(xs) if len(xs) > 1 else xs[0], training=False))
 
-    fn = tf.function(forward).get_concrete_function(*specs)
+    return tf.function(forward).get_concrete_function(*specs), input_names, output_names
+
+
+def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
+    import numpy as np
+    import tensorflow as tf
+    from graphfreeze.sources.functions import FunctionModel, freeze_function
+
+    model, notes = open_model(path, custom, unsafe)
+    fn, input_names, output_names = trace(model)
     graph_def = freeze_function(fn, input_names, output_names)
 
     def call(feeds: dict) -> dict:
@@ -196,7 +208,7 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
 
     result = FunctionModel("keras", path, path, graph_def, input_names, output_names, call)
     result.keras_model = model
-    result.notes.update(keras=flavour, stripped=stripped)
+    result.notes.update(notes)
     return result
 
 
@@ -213,3 +225,51 @@ def _user_name(model, name: str) -> str:
 def _input_name(tensor, i: int) -> str:
     name = getattr(tensor, "name", None) or f"input_{i}"
     return name.split(":")[0].split("/")[0]
+
+
+@dataclass(frozen=True)
+class KerasOptions:
+    custom_objects: tuple[str, ...] = ()  # MODULE:ATTR of custom layers/functions to load with
+
+
+class KerasSource(Source):
+    name = "keras"
+    summary = "Keras model file (.keras, .h5)"
+    flag = "--keras"
+    options = KerasOptions
+    order = 30
+
+    def detect(self, path: str) -> bool:
+        return path.rstrip("/").endswith((".keras", ".h5", ".hdf5"))
+
+    def stem(self, path: str, options: KerasOptions) -> str:
+        return re.sub(r"\.(keras|h5|hdf5)$", "", path)
+
+    def load(self, path: str, options: KerasOptions, unsafe: bool):
+        return load(path, options.custom_objects, unsafe)
+
+    def describe(self, path: str, options: KerasOptions, unsafe: bool) -> dict:
+        """From the loaded model and its traced (not frozen) inference graph."""
+        from graphfreeze.describe import total_size
+        from graphfreeze.graph.graphdefs import op_counts
+
+        model, notes = open_model(path, options.custom_objects, unsafe)
+        fn, input_names, output_names = trace(model)
+        graph_def = fn.graph.as_graph_def()
+
+        def tensors(names, specs):
+            return [{"name": f"{n}:0", "dtype": t.dtype.name,
+                     "shape": None if t.shape.rank is None else t.shape.as_list()}
+                    for n, t in zip(names, specs, strict=True)]
+
+        weights = [{"name": w.path if hasattr(w, "path") else w.name, "shape": list(w.shape),
+                    "dtype": w.dtype if isinstance(w.dtype, str) else w.dtype.name,
+                    "bytes": int(w.numpy().nbytes)} for w in model.weights]
+        return {"size_bytes": total_size([path]), "keras": notes, "variables": weights,
+                "signatures": [], "inputs": tensors(input_names, fn.inputs[:len(input_names)]),
+                "outputs": tensors(output_names, fn.outputs), "flags": {},
+                "op_counts": op_counts(graph_def, functions=True), "graph": graph_def,
+                "gap_outputs": [t.op.name for t in fn.outputs]}
+
+
+SOURCE = KerasSource()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.plugins import Source
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ def signatures(meta) -> list[SignatureInfo]:
 
 
 def load(path: str, tag: str = "serve", signature: str = "serving_default"):
+    """The chosen signature, frozen, as a FunctionModel whose reference is the signature."""
     import numpy as np
     import tensorflow as tf
     from graphfreeze.sources.functions import FunctionModel, freeze_function
@@ -107,3 +109,79 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default"):
                           call)
     model.loaded = loaded  # keeps the variables the reference call reads alive
     return model
+
+
+def saved_model_dir(path: str) -> str:
+    """The directory of a SavedModel given as the directory or as its saved_model.pb(txt)."""
+    bare = path.rstrip("/")
+    return storage.dirname(bare) if storage.basename(bare).startswith("saved_model.") else bare
+
+
+@dataclass(frozen=True)
+class SavedModelOptions:
+    tag: str = "serve"  # which meta graph
+    signature: str = "serving_default"
+
+
+class SavedModelSource(Source):
+    name = "saved_model"
+    summary = "SavedModel directory, TF1 or TF2 (saved_model.pb + variables/)"
+    flag = "--saved-model"
+    options = SavedModelOptions
+    order = 20
+
+    def detect(self, path: str) -> bool:
+        bare = path.rstrip("/") or path
+        if storage.basename(bare) in ("saved_model.pb", "saved_model.pbtxt"):
+            return True
+        if not storage.isdir(bare):
+            return False
+        names = set(storage.listdir(bare))
+        if {"saved_model.pb", "saved_model.pbtxt"} & names:
+            return True
+        if ("variables" in names or "variables/" in names) and not any(
+                n.endswith(".index") or n == "checkpoint" for n in names):
+            raise InputError(f"{path}: looks like a SavedModel (it has variables/) but has no "
+                             "saved_model.pb; copy the whole directory the model was saved to")
+        return False
+
+    def stem(self, path: str, options: SavedModelOptions) -> str:
+        return saved_model_dir(path)
+
+    def load(self, path: str, options: SavedModelOptions, unsafe: bool):
+        return load(saved_model_dir(path), options.tag, options.signature)
+
+    def describe(self, path: str, options: SavedModelOptions, unsafe: bool) -> dict:
+        from graphfreeze.describe import checkpoint_variables, total_size
+        from graphfreeze.graph.graphdefs import op_counts
+
+        path = saved_model_dir(path)
+        proto = read_saved_model_proto(path)
+        metas = [m for m in proto.meta_graphs if options.tag in m.meta_info_def.tags] or \
+            list(proto.meta_graphs)
+        meta = metas[0]
+        sigs = signatures(meta)
+        variables_prefix = storage.join(path, "variables", "variables")
+        variables = checkpoint_variables(variables_prefix) \
+            if storage.exists(variables_prefix + ".index") else []
+        chosen = next((s for s in sigs if s.key == options.signature), sigs[0] if sigs else None)
+
+        def tensors(items):
+            return [{"key": k, "name": t[0], "dtype": t[1], "shape": t[2]}
+                    for k, t in items.items()]
+
+        return {"size_bytes": total_size([path]),
+                "tag_sets": [sorted(m.meta_info_def.tags) for m in proto.meta_graphs],
+                "variables": [v for v in variables if "/.ATTRIBUTES/" not in v["name"] or
+                              v["name"].endswith("VARIABLE_VALUE")],
+                "signatures": [{"key": s.key, "inputs": tensors(s.inputs),
+                                "outputs": tensors(s.outputs)} for s in sigs],
+                "inputs": tensors(chosen.inputs) if chosen else [],
+                "outputs": tensors(chosen.outputs) if chosen else [],
+                "flags": {}, "op_counts": op_counts(meta.graph_def, functions=True),
+                "graph": meta.graph_def,
+                "gap_outputs": sorted({t[0].split(":")[0] for t in chosen.outputs.values()})
+                if chosen else None}
+
+
+SOURCE = SavedModelSource()

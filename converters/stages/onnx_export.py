@@ -11,18 +11,17 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import re
 from dataclasses import dataclass
 
 from graphfreeze import storage
-from graphfreeze.errors import ConfigError, InputError, OutputError, first_line
-from graphfreeze.registry import Stage
+from graphfreeze.errors import InputError, OutputError, first_line
+from graphfreeze.graph.serialize import PROTOBUF_LIMIT
+from graphfreeze.opsupport.onnx import MIN_OPSET, newest_opset, onnx_gaps
+from graphfreeze.plugins import Stage
 from graphfreeze.state import Artifact
-
-PROTOBUF_LIMIT = 2**31 - 1
-MIN_OPSET = 9
+from graphfreeze.tensors import io_infos
 
 
 @dataclass(frozen=True)
@@ -34,28 +33,6 @@ class OnnxOptions:
         if self.opset is not None and not MIN_OPSET <= self.opset <= newest_opset():
             raise ValueError(f"--opset {self.opset}: this install converts opsets {MIN_OPSET} "
                              f"to {newest_opset()}")
-
-
-@functools.cache
-def newest_opset() -> int:
-    """The newest opset tf2onnx writes that the installed onnxruntime also loads."""
-    import onnx
-    import onnxruntime as ort
-    from tf2onnx import constants
-
-    for opset in sorted(constants.OPSET_TO_IR_VERSION, reverse=True):
-        x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])
-        y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])
-        graph = onnx.helper.make_graph([onnx.helper.make_node("Identity", ["x"], ["y"])],
-                                       "probe", [x], [y])
-        model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)],
-                                       ir_version=constants.OPSET_TO_IR_VERSION[opset])
-        try:
-            ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-            return opset
-        except Exception:  # noqa: BLE001 -- this runtime does not take that opset; try older
-            continue
-    raise ConfigError("onnxruntime loads none of the opsets tf2onnx writes; reinstall graphfreeze")
 
 
 def to_onnx(state, opset: int):
@@ -97,8 +74,8 @@ def _const_protos_synced_once():
 
 
 def _to_onnx(state, opset: int, careful: bool):
-    import tensorflow as tf
-    from graphfreeze.stages.export import is_big_const, skeleton
+    from graphfreeze.graph.session import import_graph
+    from graphfreeze.graph.skeleton import is_big_const, skeleton
     from tf2onnx import optimizer, tfonnx, utils
 
     graph_def = state.graph_def
@@ -110,8 +87,7 @@ def _to_onnx(state, opset: int, careful: bool):
     # counters of their own: restart it so one run's numbers don't depend on the one before
     # (canonical_names then removes what set-ordering still varies).
     utils.INTERNAL_NAME = 1
-    with tf.Graph().as_default() as tf_graph:
-        tf.graph_util.import_graph_def(skeleton(graph_def), name="")
+    with import_graph(skeleton(graph_def)).as_default() as tf_graph:
         try:
             g = tfonnx.process_tf_graph(tf_graph, opset=opset, input_names=inputs,
                                         output_names=outputs, const_node_values=weights)
@@ -173,7 +149,7 @@ def canonical_names(model, keep: set[str]) -> None:
     graph.initializer.sort(key=lambda t: t.name)
 
 
-def unsupported_ops(model) -> list[str]:
+def unmapped_ops(model) -> list[str]:
     """Ops left in the model that no ONNX operator set defines (tf2onnx could not map them)."""
     import onnx
 
@@ -227,12 +203,11 @@ def session_runner(path: str, inputs, outputs):
 
 def run(state, options: OnnxOptions):
     from graphfreeze.graph.graphdefs import op_counts
-    from graphfreeze.stages.export import io_infos
 
     opset = options.opset or newest_opset()
     inputs, outputs = io_infos(state)
     model = to_onnx(state, opset)
-    missing = unsupported_ops(model)
+    missing = unmapped_ops(model)
     if missing:
         raise InputError(f"{state.model.graph_file}: tf2onnx has no ONNX mapping at opset {opset} "
                          f"for op(s) {', '.join(missing)}; try a newer --opset, or another target")
@@ -255,10 +230,12 @@ def run(state, options: OnnxOptions):
                    collections.Counter(n.op_type for n in model.graph.node).items())),
                "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
                "external_data": storage.basename(paths[1]) if external else None},
-        run=session_runner(temps[0], inputs, outputs))
+        run=session_runner(temps[0], inputs, outputs),
+        summary=(f"weights in {storage.basename(paths[1])} (keep it beside the model)",)
+        if external else ())
     return dataclasses.replace(state, artifact=artifact)
 
 
 STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,
               "ONNX model via tf2onnx (newest opset onnxruntime runs); large weights external",
-              suffix=".onnx")
+              suffix=".onnx", gaps=onnx_gaps)

@@ -12,8 +12,11 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze import storage
-from graphfreeze.registry import Stage
+from graphfreeze.graph.serialize import check_public_ops
+from graphfreeze.graph.skeleton import is_big_const
+from graphfreeze.plugins import Stage
 from graphfreeze.state import Artifact
+from graphfreeze.tensors import io_infos
 
 SERVE_TAG = "serve"
 SIGNATURE = "serving_default"
@@ -33,7 +36,6 @@ def variables_graph(graph_def):
     """The graph with each big constant W replaced by `W/variable` (VarHandleOp) and
     `W` = ReadVariableOp(W/variable); returns (graph_def, {W: const node})."""
     from graphfreeze.graph.graphdefs import free_name
-    from graphfreeze.stages.export import is_big_const
 
     out = type(graph_def)()
     out.versions.CopyFrom(graph_def.versions)
@@ -60,11 +62,11 @@ def variables_graph(graph_def):
 def meta_graph(graph_def, weights: list[str], inputs: dict, outputs: dict):
     """MetaGraphDef with a Saver for `weights` and the serving signature ({key: TensorInfo})."""
     import tensorflow as tf
+    from graphfreeze.graph.session import import_graph
     from tensorflow.core.protobuf import meta_graph_pb2
 
-    graph = tf.Graph()
+    graph = import_graph(graph_def)
     with graph.as_default():
-        tf.graph_util.import_graph_def(graph_def, name="")
         saver = tf.compat.v1.train.Saver(
             var_list={name: graph.get_tensor_by_name(f"{name}:0") for name in sorted(weights)},
             sharded=False, allow_empty=True, write_version=tf.compat.v1.train.SaverDef.V2)
@@ -124,7 +126,6 @@ def load_runner(export_dir: str, inputs: dict, outputs: dict):
 def run(state, options: SavedModelOptions):
     import tensorflow as tf
     from google.protobuf import text_format
-    from graphfreeze.stages.export import check_public_ops, io_infos
     from tensorflow.core.protobuf import saved_model_pb2
 
     graph_def = state.graph_def
@@ -156,7 +157,9 @@ def run(state, options: SavedModelOptions):
                "signature_inputs": {k: i.name for k, i in keyed_in.items()},
                "signature_outputs": {k: o.name for k, o in keyed_out.items()},
                "variables": len(weights)},
-        run=load_runner(export_dir, keyed_in, keyed_out))
+        run=load_runner(export_dir, keyed_in, keyed_out),
+        summary=(f"signature {SIGNATURE}: inputs {', '.join(keyed_in)}; outputs "
+                 f"{', '.join(keyed_out)}",))
     return dataclasses.replace(state, artifact=artifact)
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError, OutputError, VerificationError, first_line
-from graphfreeze.registry import Stage
+from graphfreeze.opsupport.tflite import converter_error_ops, tflite_gaps
+from graphfreeze.plugins import Stage
 from graphfreeze.state import Artifact
+from graphfreeze.tensors import io_infos, sample_inputs
 
 QUANTIZE = ("none", "fp16", "dynamic", "int8")
 
@@ -35,7 +36,6 @@ def calibration_samples(path: str | None, infos, count: int, seed: int = 1):
     """Representative inputs, one sample (batch 1) per item: [array per input]."""
     import numpy as np
     from graphfreeze import storage
-    from graphfreeze.stages.verify import sample_inputs
 
     if path is None:
         return [[feeds[i.name] for i in infos]
@@ -89,14 +89,6 @@ def converter(graph_def, state, options: TFLiteOptions, inputs):
     return conv
 
 
-def unsupported_ops(message: str) -> tuple[list[str], list[str]]:
-    """(ops SELECT_TF_OPS would run, ops no TFLite kernel runs) from a converter error."""
-    found = set(re.findall(r"\btf\.([A-Z]\w*)", message))
-    found |= set(re.findall(r"\bFlex([A-Z]\w*)", message))
-    nowhere = set(re.findall(r"tf\.([A-Z]\w*)'? op is neither a custom op nor a flex op", message))
-    return sorted(found - nowhere), sorted(nowhere)
-
-
 def convert(state, options: TFLiteOptions, inputs) -> bytes:
     from graphfreeze.quiet import native_stderr_off
 
@@ -105,7 +97,7 @@ def convert(state, options: TFLiteOptions, inputs) -> bytes:
         with native_stderr_off():
             return conv.convert()
     except Exception as err:  # ConverterError, ValueError, RuntimeError from the MLIR bridge
-        flex, nowhere = unsupported_ops(str(err))
+        flex, nowhere = converter_error_ops(str(err))
         if nowhere:
             raise InputError(
                 f"{state.model.graph_file}: TFLite has no kernel for op(s) {', '.join(nowhere)}, "
@@ -179,8 +171,6 @@ def _dequantize(value, detail):
 
 
 def run(state, options: TFLiteOptions):
-    from graphfreeze.stages.export import io_infos
-
     inputs, outputs = io_infos(state)
     for info in inputs:
         if info.shape is None or None in info.shape[1:]:
@@ -225,93 +215,5 @@ def io_types(data: bytes) -> dict:
 
 
 STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
-              "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite")
-
-
-def probe_ops(graph_def, ops: list[str]) -> dict:
-    """Which of `ops` TFLite builtins cannot take: one node of each type (main graph) is copied
-    into a small graph, its tensor inputs as placeholders of their inferred shapes and its small
-    constant inputs kept, and the lot converted once. Ops only inside functions are "unchecked"."""
-    import tensorflow as tf
-    from graphfreeze.graph.graphdefs import nodes_by_name
-    from graphfreeze.quiet import native_stderr_off
-    from graphfreeze.stages.export import skeleton
-
-    by_name = nodes_by_name(graph_def)
-    chosen = {}
-    for node in graph_def.node:
-        if node.op in ops and node.op not in chosen:
-            chosen[node.op] = node
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.graph_util.import_graph_def(skeleton(graph_def), name="")
-    probe = type(graph_def)()
-    probe.versions.CopyFrom(graph_def.versions)
-    inputs, outputs, checked = [], [], []
-    for op, node in sorted(chosen.items()):
-        pieces = _probe_inputs(graph, by_name, node, f"probe_{op}")
-        if pieces is None:
-            continue
-        for piece, shape in pieces:
-            probe.node.add().CopyFrom(piece)
-            if shape is not None:
-                inputs.append((piece.name, shape))
-        new = probe.node.add()
-        new.CopyFrom(node)
-        new.name, new.device = f"probe_{op}", ""
-        del new.input[:]
-        new.input.extend(piece.name for piece, _ in pieces)
-        outputs.append(new.name)
-        checked.append(op)
-    unchecked = sorted(set(ops) - set(checked))
-    if not outputs:
-        return _gaps([], [], unchecked)
-    conv = tf.compat.v1.lite.TFLiteConverter(probe, None, None, input_arrays_with_shape=inputs,
-                                             output_arrays=outputs)
-    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS,
-                                      tf.lite.OpsSet.SELECT_TF_OPS]
-    try:
-        with native_stderr_off():
-            data = conv.convert()
-    except Exception as err:  # noqa: BLE001 -- the converter's message names the ops
-        _, nowhere = unsupported_ops(str(err))
-        if not nowhere:
-            return {**_gaps([], [], sorted(ops)), "error": first_line(err)}
-        rest = probe_ops(graph_def, [o for o in ops if o not in nowhere])  # the others, again
-        return _gaps(rest["needs_allow_tf_ops"], rest["no_kernel"] + nowhere, rest["unchecked"])
-    flex = sorted({m.decode() for m in re.findall(rb"Flex([A-Z][A-Za-z0-9]+)", data)})
-    return _gaps(flex, [], unchecked)
-
-
-def _gaps(flex: list[str], nowhere: list[str], unchecked: list[str]) -> dict:
-    return {"unsupported": sorted(set(flex) | set(nowhere)), "needs_allow_tf_ops": sorted(flex),
-            "no_kernel": sorted(nowhere), "unchecked": unchecked}
-
-
-def _probe_inputs(graph, by_name, node, prefix: str):
-    """[(NodeDef, placeholder shape or None)] standing in for `node`'s data inputs, or None."""
-    import tensorflow as tf
-    from graphfreeze.graph.graphdefs import is_control, split_tensor
-    from graphfreeze.stages.export import is_big_const
-    from tensorflow.core.framework import node_def_pb2
-
-    pieces = []
-    for k, inp in enumerate(i for i in node.input if not is_control(i)):
-        src, index = split_tensor(inp)
-        source = by_name.get(src)
-        piece = node_def_pb2.NodeDef(name=f"{prefix}/in{k}")
-        if source is not None and source.op == "Const" and not is_big_const(source):
-            piece.op = "Const"
-            piece.attr["dtype"].CopyFrom(source.attr["dtype"])
-            piece.attr["value"].CopyFrom(source.attr["value"])
-            pieces.append((piece, None))
-            continue
-        tensor = graph.get_tensor_by_name(f"{src}:{index}")
-        if tensor.shape.rank is None or tensor.dtype in (tf.resource, tf.variant):
-            return None
-        shape = [1 if d is None else d for d in tensor.shape.as_list()]
-        piece.op = "Placeholder"
-        piece.attr["dtype"].type = tensor.dtype.base_dtype.as_datatype_enum
-        piece.attr["shape"].shape.CopyFrom(tf.TensorShape(shape).as_proto())
-        pieces.append((piece, shape))
-    return pieces
+              "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite",
+              gaps=tflite_gaps)

@@ -6,9 +6,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze import memory
-from graphfreeze.errors import ConfigError, InputError, VerificationError
-from graphfreeze.graph.session import run_graph_def
-from graphfreeze.registry import Stage
+from graphfreeze.errors import ConfigError, VerificationError
+from graphfreeze.plugins import Stage
+from graphfreeze.tensors import io_infos, sample_inputs
 
 
 @dataclass(frozen=True)
@@ -20,50 +20,13 @@ class VerifyOptions:
     seed: int = 0
 
 
-def sample_inputs(infos, batch_size: int, seed: int) -> dict:
-    """Seeded inputs: unknown batch dims get `batch_size`, other unknown dims 8."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    feeds = {}
-    for info in infos:
-        if info.shape is None:
-            raise InputError(f"input '{info.name}' has unknown rank, so it cannot be verified; "
-                             "give its shape in the model or pass --no-verify")
-        shape = [(batch_size if i == 0 else 8) if d is None else d
-                 for i, d in enumerate(info.shape)]
-        dtype = np.dtype(info.dtype) if info.dtype != "string" else None
-        if dtype is None:
-            raise InputError(f"input '{info.name}' is a string tensor; pass --no-verify")
-        if dtype.kind == "f":
-            feeds[info.name] = rng.standard_normal(shape).astype(dtype)
-        elif dtype.kind in "iu":
-            feeds[info.name] = rng.integers(0, 10, size=shape).astype(dtype)
-        elif dtype.kind == "b":
-            feeds[info.name] = rng.integers(0, 2, size=shape).astype(bool)
-        else:
-            raise InputError(f"input '{info.name}' has dtype {info.dtype}; pass --no-verify")
-    return feeds
-
-
-def run_candidate(graph_def, feeds: dict, fetches: list[str]) -> list:
-    """Run the frozen graph: its structure imported without the big constants, whose values
-    (read from the same GraphDef the artifact was serialized from) are fed instead. Same ops, same
-    numbers, without TensorFlow holding three more copies of the weights."""
-    from graphfreeze.graph.consts import tensor_array
-    from graphfreeze.stages.export import is_big_const, skeleton
-
-    weights = {f"{n.name}:0": tensor_array(n.attr["value"].tensor)
-               for n in graph_def.node if is_big_const(n)}
-    return run_graph_def(skeleton(graph_def), {**feeds, **weights}, fetches)
-
-
 def reference_outputs(state, feeds: dict) -> list:
     """The original's outputs: checkpoint restored, flags at inference values, no dropout."""
     from graphfreeze.graph.dropout import remove_dropout
-    from graphfreeze.stages.freeze import inference_subgraph
+    from graphfreeze.graph.inputs import inference_subgraph
 
-    graph_def, _ = remove_dropout(inference_subgraph(state), state.keep)
+    graph_def, _ = remove_dropout(
+        inference_subgraph(state.model.graph_def, state.keep, state.inputs), state.keep)
     present = {n.name for n in graph_def.node}
     flag_feeds = {f"{name}:0": value for name, value in state.flags.items()
                   if value is not None and name in present}
@@ -113,14 +76,12 @@ def prepare(state, options: VerifyOptions) -> None:
     TensorFlow's C++ with the GIL released); `run` collects it."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from graphfreeze.stages.export import io_infos
-
     key = _reference_key(options)
-    if key in state.model.memo:
+    if key in state.memo:
         return
     feeds = sample_inputs(io_infos(state)[0], options.batch_size, options.seed)
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference")
-    state.model.memo[key] = (feeds, executor.submit(reference_outputs, state, feeds))
+    state.memo[key] = (feeds, executor.submit(reference_outputs, state, feeds))
     executor.shutdown(wait=False)
 
 
@@ -130,7 +91,7 @@ def shared_reference(state, options: VerifyOptions, infos) -> tuple[dict, list]:
     from concurrent.futures import Future
 
     key = _reference_key(options)
-    memo = state.model.memo
+    memo = state.memo
     if key not in memo:
         feeds, done = sample_inputs(infos, options.batch_size, options.seed), Future()
         done.set_result(reference_outputs(state, feeds))

@@ -4,7 +4,7 @@ import tensorflow as tf
 from graphfreeze.graph.control_flow import inline_calls, resolve_switches
 from graphfreeze.graph.flags import fold_flags
 from graphfreeze.graph.graphdefs import op_counts
-from graphfreeze.graph.strip import strip_training
+from graphfreeze.graph.passes import strip_training
 
 v1 = tf.compat.v1
 

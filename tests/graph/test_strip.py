@@ -1,7 +1,7 @@
 import numpy as np
 import tensorflow as tf
 from graphfreeze.graph.graphdefs import op_counts
-from graphfreeze.graph.strip import optimize_for_inference, strip_training
+from graphfreeze.graph.passes import optimize_for_inference, strip_training
 
 v1 = tf.compat.v1
 
@@ -36,7 +36,7 @@ def test_canonical_order_is_deterministic(build):
     shuffled.CopyFrom(graph)
     shuffled.node.sort(key=lambda n: n.name, reverse=True)
     from graphfreeze.graph.graphdefs import topo_order
-    from graphfreeze.stages.export import serialize_chunks
+    from graphfreeze.graph.serialize import serialize_chunks
 
     def canonical_bytes(graph_def):
         optimized = optimize_for_inference(graph_def, ["y", "x"])

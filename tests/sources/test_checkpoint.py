@@ -26,13 +26,14 @@ def test_partitioned_variables_map_to_slices_of_one_key(samples):
         {"dnn/hidden1/kernel"}
     part = specs["dnn/hidden1/kernel/part_0"]
     assert part.slice.startswith("4 16 ") and part.shape == (2, 16)
-    assert model.read_variable("dnn/hidden1/kernel/part_0").shape == (2, 16)
-    assert model.read_variable("dnn/hidden1/kernel/part_1").shape == (2, 16)
+    values = dict(model.read_variables(["dnn/hidden1/kernel/part_0",
+                                        "dnn/hidden1/kernel/part_1"]))
+    assert [v.shape for v in values.values()] == [(2, 16), (2, 16)]
 
 
 def test_only_needed_variables_are_read(samples):
     model = CheckpointModel(str(samples / "iris"))
-    model.read_variable("dnn/logits/bias")
+    assert dict(model.read_variables(["dnn/logits/bias"]))["dnn/logits/bias"].shape == (3,)
     assert model.stats.variables_read == 1 and model.stats.bytes_read == 3 * 4
 
 

@@ -151,8 +151,8 @@ def test_large_onnx_weights_go_to_an_external_file(sample, tmp_path):
     out = tmp_path / "m.onnx"
     (written,) = convert(Request(source=str(model_dir), outputs=("probs",),
                                  targets=("onnx-small-limit",), output=str(out)), registry)
-    assert written.sidecar["external_data"] == "m.onnx.data"
-    assert written.sidecar["verification"]["passed"]
+    assert written.sidecar.facts["external_data"] == "m.onnx.data"
+    assert written.sidecar.verification["passed"]
     assert (tmp_path / "m.onnx.data").stat().st_size > out.stat().st_size
     import onnxruntime as ort
 

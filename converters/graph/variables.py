@@ -7,13 +7,15 @@ values read straight from the checkpoint so no session has to restore every vari
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tensorflow.core.framework import graph_pb2
+
 from collections.abc import Callable, Iterable
 
 import numpy as np
 from graphfreeze.graph.consts import set_tensor
-from tensorflow.core.framework import graph_pb2
-from tensorflow.python.framework import convert_to_constants as c2c
-from tensorflow.python.framework import dtypes as dtypes_lib
 
 # Ops that only carry a reference through; with a constant behind them they take plain tensors.
 _REF_OPS = {"RefSwitch": "Switch", "RefIdentity": "Identity", "RefEnter": "Enter",
@@ -21,13 +23,16 @@ _REF_OPS = {"RefSwitch": "Switch", "RefIdentity": "Identity", "RefEnter": "Enter
             "RefSelect": "Select"}
 
 
-class _CheckpointValues(c2c._ConverterData):  # noqa: SLF001 -- see module docstring
-    def __init__(self, graph_def, values):
-        super().__init__(graph_def)
-        for name, value in values.items():
-            node = self.node_defs[name]
-            self._tensor_data[name] = c2c._TensorData(
-                numpy=value, dtype=node.attr["dtype"].type, index=None)
+def _checkpoint_values(graph_def, values):
+    """TensorFlow's converter data with `values` as the variables' values."""
+    from tensorflow.python.framework import convert_to_constants as c2c
+
+    data = c2c._ConverterData(graph_def)  # noqa: SLF001 -- see module docstring
+    for name, value in values.items():
+        node = data.node_defs[name]
+        data._tensor_data[name] = c2c._TensorData(  # noqa: SLF001
+            numpy=value, dtype=node.attr["dtype"].type, index=None)
+    return data
 
 
 def variables_to_constants(graph_def, dtypes: dict[str, int],
@@ -38,14 +43,18 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
     The graph is rewired first with scalar stand-ins; then the constants get their real values
     from `read(names)`, which yields (name, value) a few at a time, so little is held twice.
     """
-    prepared = graph_pb2.GraphDef()
+    from tensorflow.python.framework import convert_to_constants as c2c
+    from tensorflow.python.framework import dtypes as dtypes_lib
+
+    prepared = type(graph_def)()
     prepared.CopyFrom(graph_def)
     for node in prepared.node:
         if node.op == "Variable":  # the pre-V2 op has the same attrs
             node.op = "VariableV2"
     stand_ins = {name: np.zeros((), dtypes_lib.as_dtype(dtype).as_numpy_dtype)
                  for name, dtype in dtypes.items()}
-    frozen, _ = c2c._replace_variables_by_constants(_CheckpointValues(prepared, stand_ins))
+    frozen, _ = c2c._replace_variables_by_constants(  # noqa: SLF001
+        _checkpoint_values(prepared, stand_ins))
     del prepared
     consts = {}
     for node in frozen.node:

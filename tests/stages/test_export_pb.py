@@ -1,6 +1,8 @@
 import tensorflow as tf
+from graphfreeze.graph.serialize import serialize_chunks
+from graphfreeze.graph.skeleton import skeleton
 from graphfreeze.names import TensorRef
-from graphfreeze.stages.export import serialize_chunks, skeleton, tensor_infos
+from graphfreeze.tensors import tensor_infos
 
 v1 = tf.compat.v1
 

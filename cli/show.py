@@ -1,0 +1,118 @@
+"""What the CLI prints: written artifacts with their verification table, and inspect reports.
+Everything printed comes from the records it is given (sidecars, reports): no per-format code."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+
+def size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def shape(dims) -> str:
+    return "?" if dims is None else "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def written(results) -> None:
+    out = Console(highlight=False, soft_wrap=True)
+    first = results[0].sidecar
+    for role, tensors in (("input", first.inputs), ("output", first.outputs)):
+        for t in tensors:
+            out.print(f"{role:<7} {t['name']:<24} {t['dtype']:<8} {shape(t['shape'])}")
+    for w in results:
+        car = w.sidecar
+        out.print(f"[bold]{w.target}[/]: wrote {w.path} ({size(car.bytes)}, "
+                  f"{car.facts.get('node_count', '?')} nodes)")
+        for line in car.summary:
+            out.print(f"  {line}")
+        out.print(f"  sidecar: {w.sidecar_path}")
+    Console(highlight=False, width=max(out.width, 120)).print(verification_table(results))
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    for warning in sorted({x for w in results for x in w.sidecar.warnings}):
+        err.print(f"[bold yellow]warning:[/] {warning}")
+
+
+def verification_table(results) -> Table:
+    table = Table(title="compared with the original on seeded inputs", title_justify="left")
+    for col in ("target", "file", "size", "output", "max |diff|", "mean |diff|", "top-1", "ok"):
+        table.add_column(col, no_wrap=col != "file", overflow="fold", justify="right" if col in (
+            "size", "max |diff|", "mean |diff|", "top-1") else "left")
+    for w in results:
+        car = w.sidecar
+        check = car.verification
+        name = car.file
+        if not check:
+            table.add_row(w.target, name, size(car.bytes), "-", "not verified", "", "", "")
+            continue
+        for output, m in check["metrics"].items():
+            top1 = m.get("top1_agreement")
+            table.add_row(w.target, name, size(car.bytes), output, f"{m['max_abs_diff']:.2g}",
+                          f"{m['mean_abs_diff']:.2g}", "" if top1 is None else f"{top1:.0%}",
+                          "yes" if check["passed"] else "no")
+            name = ""  # the file once per target
+    return table
+
+
+def report(data: dict) -> None:
+    out = Console(highlight=False, soft_wrap=True, width=max(Console().width, 120))
+    out.print(f"[bold]{data['path']}[/]: {data['kind'].replace('_', ' ')}, "
+              f"{size(data.get('size_bytes', 0))}")
+    if data.get("tag_sets"):
+        out.print("tag sets: " + "; ".join(",".join(t) for t in data["tag_sets"]))
+    for sig in data.get("signatures", []):
+        ins = ", ".join(f"{t['key']}={t['name']}" for t in sig["inputs"])
+        outs = ", ".join(f"{t['key']}={t['name']}" for t in sig["outputs"])
+        out.print(f"signature {sig['key']}: {ins} -> {outs}")
+    table = Table(title="likely inputs and outputs", title_justify="left")
+    for col in ("role", "name", "dtype", "shape"):
+        table.add_column(col)
+    for role in ("inputs", "outputs"):
+        for t in data.get(role, []):
+            label = t["name"] + (f" (key {t['key']})" if t.get("key") else "")
+            table.add_row(role[:-1], label, t["dtype"] or "?", shape(t["shape"]))
+    out.print(table)
+    if data.get("other_outputs"):
+        out.print("other candidate outputs: " + ", ".join(data["other_outputs"]))
+    if data.get("flags"):
+        out.print("flags folded at inference: " +
+                  ", ".join(f"{k}={v}" for k, v in data["flags"].items()))
+    variables = data.get("variables", [])
+    total = sum(v["bytes"] for v in variables)
+    table = Table(title=f"variables: {len(variables)}, {size(total)}", title_justify="left")
+    for col in ("name", "shape", "dtype", "bytes"):
+        table.add_column(col, justify="right" if col == "bytes" else "left")
+    for v in variables[:20]:
+        table.add_row(v["name"], shape(v["shape"]), v["dtype"], size(v["bytes"]))
+    if len(variables) > 20:
+        table.add_row(f"... {len(variables) - 20} more (--json lists all)", "", "", "")
+    out.print(table)
+    ops = sorted(data.get("op_counts", {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    out.print(f"ops ({sum(n for _, n in ops)} nodes): " +
+              ", ".join(f"{op} {n}" for op, n in ops[:15]) + (" ..." if len(ops) > 15 else ""))
+    for gaps in data.get("targets", {}).values():
+        out.print(gaps["summary"])
+
+
+def targets(registry) -> None:
+    table = Table(title="graphfreeze targets", show_lines=False)
+    for col in ("target", "description", "stages", "provider"):
+        table.add_column(col)
+    for name in registry.target_names():
+        target = registry.target(name)
+        table.add_row(name, target.description, " → ".join(s.use for s in target.stages),
+                      target.provider)
+    sources = Table(title="model sources (detected in this order)", show_lines=False)
+    for col in ("source", "what", "flag", "provider"):
+        sources.add_column(col)
+    for source in registry.sources():
+        sources.add_row(source.name, source.summary, source.flag or "",
+                        registry.provider("source", source.name))
+    console = Console(soft_wrap=True)
+    console.print(table)
+    console.print(sources)

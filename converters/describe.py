@@ -1,0 +1,129 @@
+"""What `freeze inspect` reports, read from a model's files: sizes, checkpoint variables, likely
+inputs and outputs with shapes, and the graph inference would run (what per-format op gaps are
+judged on). Used by each source's `describe`."""
+
+from __future__ import annotations
+
+from graphfreeze import names, storage
+
+
+def total_size(paths: list[str]) -> int:
+    total = 0
+    for p in paths:
+        if storage.isdir(p):
+            import tensorflow as tf
+
+            for root, _, files in tf.io.gfile.walk(p):
+                total += sum(storage.size(storage.join(root, f)) for f in files)
+        elif storage.exists(p):
+            total += storage.size(p)
+    return total
+
+
+def checkpoint_variables(prefix: str) -> list[dict]:
+    import numpy as np
+    import tensorflow as tf
+
+    reader = tf.compat.v1.train.NewCheckpointReader(prefix)  # no dir check (ram://, gs://)
+    shapes = reader.get_variable_to_shape_map()
+    dtypes = reader.get_variable_to_dtype_map()
+    out = []
+    for name in sorted(shapes):
+        if name.endswith("/.ATTRIBUTES/OBJECT_CONFIG_JSON") or name == "_CHECKPOINTABLE_OBJECT_GRAPH":
+            continue
+        shape = [int(d) for d in shapes[name]]
+        dtype = dtypes[name]
+        size = int(np.prod(shape)) * (dtype.size if dtype != tf.string else 0)
+        out.append({"name": name, "shape": shape, "dtype": dtype.name, "bytes": size})
+    return out
+
+
+def graph_tensors(graph_def, refs) -> list[dict]:
+    """name, dtype, shape of tensors, from shape inference on the weightless graph."""
+    from graphfreeze.graph.graphdefs import extract
+    from graphfreeze.tensors import tensor_infos
+
+    try:
+        infos = tensor_infos(extract(graph_def, [r.node for r in refs]), refs)
+    except Exception:  # noqa: BLE001 -- a graph TF can't import still gets its names listed
+        return [{"name": r.name, "dtype": None, "shape": None} for r in refs]
+    return [{"name": i.name, "dtype": i.dtype, "shape": None if i.shape is None else list(i.shape)}
+            for i in infos]
+
+
+def likely_io(graph_def) -> dict:
+    """The likeliest output, the inputs it needs, the flags folded, other candidate outputs."""
+    likely = names.likely_outputs(graph_def)
+    outputs = [names.TensorRef(n) for n in likely[:1]]
+    inputs = []
+    if outputs:
+        from graphfreeze.graph.graphdefs import reachable
+
+        needed = reachable(graph_def, [o.node for o in outputs])
+        flags = names.flag_nodes(graph_def, needed, set())
+        inputs = names.default_inputs(graph_def, outputs, set(flags))
+    else:
+        flags = {}
+    return {"inputs": graph_tensors(graph_def, inputs),
+            "outputs": graph_tensors(graph_def, outputs),
+            "other_outputs": likely[1:],
+            "flags": {k: v for k, v in sorted(flags.items())}}
+
+
+
+_NOT_COMPUTE = {"Placeholder", "PlaceholderWithDefault", "Const", "Identity", "NoOp",
+                "VariableV2", "VarHandleOp", "ReadVariableOp", "Assign", "AssignVariableOp",
+                "RestoreV2", "SaveV2", "Switch", "Merge", "If", "StatelessIf", "While",
+                "StatelessWhile", "PartitionedCall", "StatefulPartitionedCall"}
+
+
+
+def _training_op(op: str) -> bool:
+    return op.startswith(("Apply", "ResourceApply", "Save", "Restore", "Assign")) or \
+        op.endswith(("Summary", "SummaryV2", "Grad")) or op in {"MergeV2Checkpoints",
+                                                               "ShardedFilename", "StringJoin"}
+
+
+def inference_graph(graph_def, candidates: list[str] | None = None):
+    """What the candidate outputs run at inference: the graph cut to them, flags folded,
+    constant branches chosen (graphfreeze's own strip pass; variables stay variables)."""
+    from graphfreeze.graph.graphdefs import extract, reachable
+    from graphfreeze.graph.passes import strip_training
+
+    candidates = candidates or names.likely_outputs(graph_def, limit=20)
+    if not candidates:
+        return graph_def
+    sub = extract(graph_def, candidates)
+    flags = names.flag_nodes(sub, reachable(sub, candidates), set())
+    inputs = [n.name for n in sub.node if n.op in names.PLACEHOLDER_OPS and n.name not in flags]
+    sub = type(graph_def)(node=list(sub.node), library=sub.library, versions=sub.versions)
+    by_name = {n.name: n for n in sub.node}
+    outs = []
+    for i, name in enumerate(candidates):  # read through Identities: the outputs themselves
+        out = sub.node.add(name=f"inspect/output_{i}", op="Identity", input=[name])  # may be calls
+        out.attr["T"].type = _output_dtype(by_name[name])
+        outs.append(out.name)
+    try:
+        sub, _ = strip_training(sub, outs + inputs, flags)
+    except Exception:  # noqa: BLE001 -- the raw graph's ops are still a fair answer
+        pass
+    return sub
+
+
+def _output_dtype(node) -> int:
+    """DataType of a node's first output, from its attrs (1 = float32 if none says)."""
+    for key in ("output_type", "out_type", "DstT", "dtype", "T"):
+        if key in node.attr and node.attr[key].type:
+            return node.attr[key].type
+    if "Tout" in node.attr and node.attr["Tout"].list.type:
+        return node.attr["Tout"].list.type[0]
+    return 1
+
+
+def compute_ops(graph_def) -> set[str]:
+    """The op types of a graph (and its functions) that compute at inference: what a format
+    must be able to take (not placeholders, variables, savers, control flow or training ops)."""
+    from graphfreeze.graph.graphdefs import op_counts
+
+    return {o for o in op_counts(graph_def, functions=True)
+            if o not in _NOT_COMPUTE and not _training_op(o)}

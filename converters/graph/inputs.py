@@ -1,0 +1,41 @@
+"""The inference subgraph: the original graph cut to what the outputs need, the inputs a user
+chose (any tensor) turned into placeholders."""
+
+from __future__ import annotations
+
+from graphfreeze.errors import InputError
+from graphfreeze.graph.graphdefs import extract
+
+
+def inference_subgraph(graph_def, keep: list[str], inputs):
+    """`graph_def` cut to `keep` (output and input node names) with `inputs` (TensorRefs) as
+    placeholders; never the caller's proto (copied when nothing is cut)."""
+    cut = extract(graph_def, keep, stop_at=[t.node for t in inputs])
+    if cut is graph_def:  # nothing cut away: copy before editing
+        cut = type(graph_def)()
+        cut.CopyFrom(graph_def)
+    return _inputs_as_placeholders(cut, graph_def, inputs)
+
+
+def _inputs_as_placeholders(cut_graph, original, inputs):
+    from graphfreeze.names import PLACEHOLDER_OPS
+
+    by_name = {n.name: n for n in cut_graph.node}
+    cut = [t for t in inputs if by_name[t.node].op not in PLACEHOLDER_OPS]
+    if not cut:
+        return cut_graph
+    from graphfreeze.graph.session import import_graph
+
+    # the cut tensors' dtypes and shapes, from what computes them
+    graph = import_graph(extract(original, [t.node for t in cut]))
+    for ref in cut:
+        if ref.index != 0:
+            raise InputError(f"input '{ref.name}': only output 0 of a node can become an input; "
+                             f"cut the graph at a node with one output")
+        tensor = graph.get_tensor_by_name(ref.name)
+        node = by_name[ref.node]
+        node.Clear()
+        node.name, node.op = ref.node, "Placeholder"
+        node.attr["dtype"].type = tensor.dtype.base_dtype.as_datatype_enum
+        node.attr["shape"].shape.CopyFrom(tensor.shape.as_proto())
+    return cut_graph

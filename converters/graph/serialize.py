@@ -1,0 +1,48 @@
+"""GraphDefs as the bytes a file holds: deterministic, streamed, within protobuf's limit."""
+
+from __future__ import annotations
+
+PROTOBUF_LIMIT = 2**31 - 1  # one protobuf message (a GraphDef, an ONNX ModelProto) at most
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def serialize_chunks(graph_def, nodes=None):
+    """`graph_def.SerializeToString(deterministic=True)`, one node at a time (in the order of
+    `nodes`, a permutation of graph_def.node, if given).
+
+    Protobuf writes fields in field-number order (node = 1, library = 2, version = 3,
+    versions = 4), each message field as tag, length, bytes; so the concatenation is the same
+    bytes without holding a second copy of a large graph in memory.
+    """
+    for node in graph_def.node if nodes is None else nodes:
+        data = node.SerializeToString(deterministic=True)
+        yield b"\x0a" + _varint(len(data)) + data
+    if graph_def.HasField("library"):
+        data = graph_def.library.SerializeToString(deterministic=True)
+        yield b"\x12" + _varint(len(data)) + data
+    if graph_def.version:
+        yield b"\x18" + _varint(graph_def.version)
+    if graph_def.HasField("versions"):
+        data = graph_def.versions.SerializeToString(deterministic=True)
+        yield b"\x22" + _varint(len(data)) + data
+
+
+def check_public_ops(graph_def) -> None:
+    """Only ops any TensorFlow runtime registers (no grappler-internal `_Fused*`)."""
+    from graphfreeze.errors import GraphFreezeError
+    from tensorflow.python.framework import op_def_registry
+
+    functions = {f.signature.name for f in graph_def.library.function}
+    for node in graph_def.node:
+        if node.op.startswith("_") or (op_def_registry.get(node.op) is None
+                                       and node.op not in functions):
+            raise GraphFreezeError(f"node '{node.name}' uses op {node.op}, which stock TensorFlow "
+                                   "does not register; report this as a graphfreeze bug")

@@ -1,0 +1,1 @@
+"""Which ops each artifact format takes, for export errors and `freeze inspect`."""

@@ -1,0 +1,113 @@
+"""The kinds of thing the registry holds, as leaf types (no imports of stages or sources), so
+built-ins and plugins can declare them without import circles.
+
+- `Stage`: one step of a target (`run(state, options) -> state`).
+- `GraphPass`: one GraphDef rewrite the strip/optimize stages run, in the order their options list.
+- `Source`: a kind of model on disk (detect, stem, typed options, load, describe).
+- `Target`: a named list of stage uses, from TOML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphfreeze.options import NoOptions
+
+BUILTIN = "graphfreeze"
+
+
+@dataclass(frozen=True)
+class OpGaps:
+    """What an artifact format cannot take, for `freeze inspect`: `line` is what is printed."""
+
+    label: str  # e.g. "onnx"
+    unsupported: list[str]
+    line: str
+    details: dict = field(default_factory=dict)
+
+    def as_json(self) -> dict:
+        return {"unsupported": self.unsupported, **self.details}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One thing done to one model. `run(state, options) -> state`."""
+
+    name: str
+    run: Callable[[Any, Any], Any]
+    consumes: str  # kind of state it needs: "model", "graph" or "artifact"
+    produces: str
+    options: type = NoOptions
+    summary: str = ""
+    suffix: str | None = None  # the file suffix, for stages that make an artifact
+    # Called with the state the stage before this one gets, just before that stage runs, so
+    # slow work this stage will need can start early and overlap it (verify's reference run).
+    prepare: Callable[[Any, Any], None] | None = None
+    # Export stages: which of a graph's op types (a set) their format cannot take.
+    gaps: Callable[[Any, set], OpGaps] | None = None
+
+
+@dataclass(frozen=True)
+class PassContext:
+    """What a graph pass knows besides the graph: node names to keep, the flags folded, whether
+    it may edit its input in place (`owned`), and a notes dict it may add facts to."""
+
+    keep: list[str]
+    flags: dict
+    owned: bool
+    notes: dict
+
+
+@dataclass(frozen=True)
+class GraphPass:
+    """`run(graph_def, context) -> graph_def`; returns its input when it changes nothing."""
+
+    name: str
+    run: Callable[[Any, PassContext], Any]
+    summary: str = ""
+
+
+class Source:
+    """A kind of model on disk. Subclass it and set `name` (the kind), `options` (a frozen
+    dataclass of the options this kind takes, e.g. `--tag`), `flag` (a CLI alias naming a path
+    of this kind, or None) and `order` (detection: lower first; built-ins are 10-40)."""
+
+    name: str = ""
+    summary: str = ""
+    flag: str | None = None
+    options: type = NoOptions
+    order: int = 100
+
+    def detect(self, path: str) -> bool:
+        """Whether `path` holds a model of this kind, from the files alone (no TensorFlow for
+        local paths). May raise InputError for a model of this kind that is incomplete."""
+        raise NotImplementedError
+
+    def stem(self, path: str, options) -> str:
+        """What artifact names start with (they go beside the source, never its own name)."""
+        raise NotImplementedError
+
+    def load(self, path: str, options, unsafe: bool):
+        """The LoadedModel (sources/base.py) for `path`."""
+        raise NotImplementedError
+
+    def describe(self, path: str, options, unsafe: bool) -> dict:
+        """inspect's report fields: size_bytes, variables, signatures, inputs, outputs, flags,
+        op_counts and `graph` (the GraphDef whose ops per-format gaps are judged on)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class StageUse:
+    use: str
+    options: dict
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    description: str
+    stages: tuple[StageUse, ...]
+    provider: str = BUILTIN

@@ -1,0 +1,57 @@
+"""The sidecar: one JSON record beside each artifact saying what it is and how it was made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from graphfreeze import __version__, storage
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Sidecar:
+    target: str
+    format: str
+    file: str  # the artifact's base name
+    bytes: int
+    sha256: str
+    source: dict  # kind, path, graph file, and what the source noted
+    inputs: list[dict]
+    outputs: list[dict]
+    flags_folded: dict
+    notes: dict  # what the stages recorded (variables frozen, dropouts removed, warnings)
+    facts: dict  # what the export stage recorded (node_count, op_counts, signature, ...)
+    verification: dict | None = None
+    summary: tuple[str, ...] = field(default=(), compare=False)  # printed, not stored
+    graphfreeze_version: str = __version__
+    schema_version: int = SCHEMA_VERSION
+
+    @classmethod
+    def of(cls, state, source_path: str) -> Sidecar:
+        artifact = state.artifact
+        facts = dict(artifact.facts)
+        verification = facts.pop("verification", None)
+        return cls(target=state.target, format=artifact.format,
+                   file=storage.basename(artifact.path), bytes=artifact.size,
+                   sha256=artifact.sha256,
+                   source={"kind": state.model.kind, "path": source_path,
+                           "graph": state.model.graph_file, **state.model.notes},
+                   inputs=[t.as_json() for t in artifact.inputs],
+                   outputs=[t.as_json() for t in artifact.outputs],
+                   flags_folded=dict(sorted(state.flags.items())), notes=dict(state.notes),
+                   facts=facts, verification=verification, summary=artifact.summary)
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.notes.get("warnings", []))
+
+    def to_json(self) -> dict:
+        """Flat, as files written before the record had a schema: notes and facts at top level."""
+        return {"schema_version": self.schema_version,
+                "graphfreeze_version": self.graphfreeze_version, "target": self.target,
+                "format": self.format, "file": self.file, "bytes": self.bytes,
+                "sha256": self.sha256, "source": self.source, "inputs": self.inputs,
+                "outputs": self.outputs, "flags_folded": self.flags_folded,
+                **{k: self.notes[k] for k in sorted(self.notes)}, **self.facts,
+                **({"verification": self.verification} if self.verification else {})}

@@ -1,0 +1,125 @@
+"""Finding a TF1 checkpoint's files: the prefix (given, or the latest/--step in a model_dir),
+its .index and every .data shard, and the meta graph. No TensorFlow for local paths."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from graphfreeze import storage
+from graphfreeze.errors import InputError
+
+CKPT_FILE = re.compile(r"\.(meta|index|data-\d{5}-of-\d{5})$")
+
+
+@dataclass(frozen=True)
+class CheckpointFiles:
+    prefix: str
+    meta: str
+
+
+def locate(path: str, meta: str | None = None, step: int | None = None) -> CheckpointFiles:
+    """Find the checkpoint prefix and meta graph for a prefix or model_dir path."""
+    path = path.rstrip("/") if path != "/" else path
+    # A prefix first: on object stores (and ram://) a prefix with files under it looks like a dir.
+    if not CKPT_FILE.search(path) and not storage.exists(path + ".index") and \
+            storage.isdir(path):
+        prefix = _prefix_in_dir(path, step)
+    else:
+        prefix = CKPT_FILE.sub("", path)
+        if step is not None:
+            prefix = re.sub(r"-\d+$", "", prefix) + f"-{step}"
+    _check_files(prefix)
+    meta = meta or prefix + ".meta"
+    if not storage.exists(meta):
+        raise InputError(f"{meta}: meta graph not found; pass the graph with --meta PATH "
+                         "(the .meta file tf.train.Saver writes beside the checkpoint)")
+    return CheckpointFiles(prefix, meta)
+
+
+def _prefix_in_dir(model_dir: str, step: int | None) -> str:
+    state_file = storage.join(model_dir, "checkpoint")
+    steps = _steps_in_dir(model_dir)
+    if step is not None:
+        if step not in steps:
+            have = ", ".join(str(s) for s in sorted(steps)) or "none"
+            raise InputError(f"{model_dir}: no checkpoint for step {step} (steps here: {have}); "
+                             "pick one with --step N")
+        return steps[step]
+    if not storage.exists(state_file):
+        if steps:
+            latest = max(steps)
+            return steps[latest]
+        raise InputError(f"{model_dir}: no `checkpoint` state file and no model.ckpt-N.index; "
+                         "pass a checkpoint prefix such as DIR/model.ckpt-200")
+    named = _latest_in_state_file(state_file)
+    # The state file may hold absolute paths from where training ran: prefer the file here.
+    for candidate in (storage.join(model_dir, storage.basename(named)), named):
+        if storage.exists(candidate + ".index"):
+            return candidate
+    raise InputError(f"{state_file}: names {named}, which is not there; "
+                     "pass an existing prefix or --step N")
+
+
+def _steps_in_dir(model_dir: str) -> dict[int, str]:
+    steps = {}
+    for name in storage.listdir(model_dir):
+        match = re.fullmatch(r"(.+-(\d+))\.index", name)
+        if match:
+            steps[int(match.group(2))] = storage.join(model_dir, match.group(1))
+    return steps
+
+
+def _check_files(prefix: str) -> None:
+    index = prefix + ".index"
+    if not storage.exists(index):
+        if storage.exists(prefix + ".meta") or storage.exists(prefix):
+            raise InputError(f"{index}: checkpoint index not found; a checkpoint needs "
+                             f"{storage.basename(prefix)}.index and .data-* files beside the .meta")
+        raise InputError(f"{prefix}: no checkpoint with this prefix; pass e.g. DIR/model.ckpt-200 "
+                         "or the model_dir")
+    shards = storage.glob(prefix, ".data-*-of-*")
+    if not shards:
+        raise InputError(f"{prefix}.data-00000-of-00001: checkpoint data file not found; "
+                         "copy all .data-* files beside the .index")
+    total = int(shards[0].rsplit("-of-", 1)[1])
+    for shard in range(total):
+        name = f"{prefix}.data-{shard:05d}-of-{total:05d}"
+        if name not in shards:
+            raise InputError(f"{name}: checkpoint data shard missing; copy all {total} shards")
+
+
+def read_meta_graph(path: str):
+    """Parse a MetaGraphDef (binary or text); devices cleared."""
+    from google.protobuf import message, text_format
+    from tensorflow.core.protobuf import meta_graph_pb2
+
+    data = storage.read_bytes(path)
+    meta = meta_graph_pb2.MetaGraphDef()
+    try:
+        meta.ParseFromString(data)
+    except message.DecodeError:
+        try:
+            text_format.Parse(data.decode("utf-8"), meta)
+        except Exception as err:
+            raise InputError(f"{path}: not a MetaGraphDef (cannot parse it); pass the .meta "
+                             "file tf.train.Saver wrote with --meta PATH") from err
+    if not meta.graph_def.node:
+        raise InputError(f"{path}: holds no graph (not a .meta file written by tf.train.Saver?); "
+                         "pass the right file with --meta PATH")
+    for node in meta.graph_def.node:
+        node.device = ""
+    return meta
+
+
+def _latest_in_state_file(state_file: str) -> str:
+    """`model_checkpoint_path` from a `checkpoint` state file (a text CheckpointState proto)."""
+    try:
+        text = storage.read_bytes(state_file).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{state_file}: unreadable checkpoint state file ({err}); "
+                         "pass the checkpoint prefix instead") from err
+    match = re.search(r'^model_checkpoint_path:\s*"((?:[^"\\]|\\.)*)"', text, re.MULTILINE)
+    if not match or not match.group(1):
+        raise InputError(f"{state_file}: names no checkpoint; pass the prefix with --ckpt")
+    return match.group(1)

@@ -1,0 +1,31 @@
+"""freeze_variables: the subgraph the outputs need, its variables read and made constants."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from graphfreeze.plugins import Stage
+from graphfreeze.sources.base import VARIABLE_OPS
+
+
+def run(state, _options):
+    from graphfreeze.graph.inputs import inference_subgraph
+    from graphfreeze.graph.variables import variables_to_constants
+
+    graph_def = inference_subgraph(state.model.graph_def, state.keep, state.inputs)
+    dtypes = {n.name: n.attr["dtype"].type for n in graph_def.node if n.op in VARIABLE_OPS}
+    state.model.check_variables(sorted(dtypes))
+    sizes = []
+
+    def read(names):
+        for name, value in state.model.read_variables(names):
+            sizes.append(value.nbytes)
+            yield name, value
+
+    frozen = variables_to_constants(graph_def, dtypes, read)
+    return dataclasses.replace(state, graph_def=frozen, notes=state.noted(
+        variables_frozen=len(dtypes), variable_bytes=sum(sizes)))
+
+
+STAGE = Stage("freeze_variables", run, consumes="model", produces="graph",
+              summary="read the variables the outputs need and turn them into constants")
