@@ -2,6 +2,10 @@
 
 Writes are atomic: each file goes to a temporary sibling first and is renamed into place only
 when every file of the batch is written, so an interrupted run never leaves a half-written model.
+Temporaries carry a graphfreeze marker, host, pid and process start time (`temp_name`); a run
+killed outright (SIGKILL, power cut) leaves them behind, and the next run on the same output
+removes those whose process is gone (`sweep`; other hosts' once a day old). Directories are
+replaced by renaming the old one aside first, so concurrent `--force` runs leave one whole tree.
 """
 
 from __future__ import annotations
