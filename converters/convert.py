@@ -122,8 +122,15 @@ def initial_state(request: Request, model, registry: Registry) -> State:
         given = [ref for ref in own if ref.node in needed]
     flags = names.flag_nodes(model.graph_def, needed, {i.node for i in given})
     inputs = given or names.default_inputs(model.graph_def, outputs, set(flags))
+    notes = {}
+    if not request.unsafe:  # before anything runs: nothing the graph does may touch the host
+        from graphfreeze.graph.safety import check_graph
+
+        model.graph_def, warnings = check_graph(
+            model.graph_def, [t.node for t in (*outputs, *inputs)], where)
+        notes = {"warnings": warnings} if warnings else {}
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags,
-                 registry=registry)
+                 registry=registry, notes=notes)
 
 
 def execute(prepared: Prepared,

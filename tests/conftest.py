@@ -61,6 +61,15 @@ def other(other_samples, tmp_path):
     return _copier(other_samples, tmp_path)
 
 
+@pytest.fixture(scope="session")
+def hostile_models(tmp_path_factory) -> Path:
+    """models/hostile.py's models in DIR/models, each aimed at DIR/target (read-only use)."""
+    out = tmp_path_factory.mktemp("hostile")
+    subprocess.run([sys.executable, str(ROOT / "models" / "hostile.py"), str(out / "models"),
+                    str(out / "target")], check=True, capture_output=True)
+    return out
+
+
 @pytest.fixture
 def freeze():
     """Run the `freeze` CLI in-process; returns click's Result (exit_code, output, stderr)."""

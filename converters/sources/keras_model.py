@@ -11,7 +11,6 @@ fake-quant ops (they freeze into FakeQuantWithMinMaxVars, which converters under
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import re
 import shutil
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from graphfreeze import storage
 from graphfreeze.errors import ConfigError, InputError, first_line
 from graphfreeze.plugins import Source
+from graphfreeze.sources.keras_config import check_keras_config, read_keras_config
 
 
 def custom_objects(specs: tuple[str, ...]) -> dict:
@@ -56,34 +56,6 @@ def _local_copy(path: str) -> tuple[str, str | None]:
     return local, tmp
 
 
-def _h5_config(path: str) -> dict:
-    import h5py
-
-    try:
-        with h5py.File(path, "r") as f:
-            raw = f.attrs.get("model_config")
-    except OSError as err:
-        raise InputError(f"{path}: not a readable HDF5 file ({err}); the file is truncated or "
-                         "not a Keras .h5 model") from err
-    if raw is None:
-        raise InputError(f"{path}: an HDF5 file without a Keras model config (weights only?); "
-                         "save the whole model with model.save(PATH)")
-    return json.loads(raw.decode() if isinstance(raw, bytes) else raw)
-
-
-def _layer_classes(config) -> set[str]:
-    found = set()
-    if isinstance(config, dict):
-        if "class_name" in config:
-            found.add(config["class_name"])
-        for value in config.values():
-            found |= _layer_classes(value)
-    elif isinstance(config, list):
-        for value in config:
-            found |= _layer_classes(value)
-    return found
-
-
 def _missing_object(err: Exception) -> str | None:
     match = re.search(r"(?:Could not locate (?:class|function)|Unknown (?:layer|object)"
                       r"(?: type)?:?)\s*'?([\w.>]+)'?", str(err))
@@ -91,6 +63,9 @@ def _missing_object(err: Exception) -> str | None:
 
 
 def _load(local: str, path: str, objects: dict, unsafe: bool):
+    config = read_keras_config(local)
+    if not unsafe:  # no code from the file, no layer that touches the host
+        check_keras_config(config, path)
     if local.endswith(".keras"):
         import keras
 
@@ -99,10 +74,6 @@ def _load(local: str, path: str, objects: dict, unsafe: bool):
                                            safe_mode=not unsafe), "keras"
         except Exception as err:
             _raise_load_error(path, err)
-    config = _h5_config(local)
-    if "Lambda" in _layer_classes(config) and not unsafe:
-        raise InputError(f"{path}: has a Lambda layer, whose Python code would run on loading; "
-                         "pass --unsafe if you trust this file")
     import tf_keras
 
     try:

@@ -80,15 +80,21 @@ def signatures(meta) -> list[SignatureInfo]:
             for k, s in sorted(meta.signature_def.items()) if not k.startswith("__")]
 
 
-def load(path: str, tag: str = "serve", signature: str = "serving_default"):
-    """The chosen signature, frozen, as a FunctionModel whose reference is the signature."""
+def load(path: str, tag: str = "serve", signature: str = "serving_default",
+         unsafe: bool = False):
+    """The chosen signature, frozen, as a FunctionModel whose reference is the signature.
+    Unless `unsafe`, refused first if loading could touch the host (safety.check_saved_model)."""
     import numpy as np
     import tensorflow as tf
     from graphfreeze.sources.functions import FunctionModel, freeze_function
 
     path = path.rstrip("/")
     proto = read_saved_model_proto(path)
-    choose(proto, path, tag, signature)
+    meta = choose(proto, path, tag, signature)
+    if not unsafe:
+        from graphfreeze.graph.safety import check_saved_model
+
+        check_saved_model(meta, path, path)
     try:
         loaded = tf.saved_model.load(path, tags=[tag])
     except Exception as err:  # missing variables/, corrupt checkpoint, unknown ops
@@ -149,7 +155,7 @@ class SavedModelSource(Source):
         return saved_model_dir(path)
 
     def load(self, path: str, options: SavedModelOptions, unsafe: bool):
-        return load(saved_model_dir(path), options.tag, options.signature)
+        return load(saved_model_dir(path), options.tag, options.signature, unsafe)
 
     def describe(self, path: str, options: SavedModelOptions, unsafe: bool) -> dict:
         from graphfreeze.describe import checkpoint_variables, total_size
@@ -160,6 +166,10 @@ class SavedModelSource(Source):
         metas = [m for m in proto.meta_graphs if options.tag in m.meta_info_def.tags] or \
             list(proto.meta_graphs)
         meta = metas[0]
+        if not unsafe:
+            from graphfreeze.graph.safety import check_saved_model
+
+            check_saved_model(meta, path, path)
         sigs = signatures(meta)
         variables_prefix = storage.join(path, "variables", "variables")
         variables = checkpoint_variables(variables_prefix) \

@@ -1,11 +1,10 @@
 """graph/safety.py on real graphs: the op list against TensorFlow's registry, refusals, cuts,
-function bodies, SavedModel assets and Keras configs."""
+function bodies, and SavedModel assets."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
 import tensorflow as tf
@@ -15,17 +14,12 @@ from graphfreeze.sources.checkpoint import read_meta_graph
 from graphfreeze.sources.frozen import read_graph_def
 from graphfreeze.sources.saved_model import read_saved_model_proto
 
-from tests.conftest import ROOT
-
 v1 = tf.compat.v1
 
 
-@pytest.fixture(scope="module")
-def hostile(tmp_path_factory):
-    out = tmp_path_factory.mktemp("hostile")
-    subprocess.run([sys.executable, str(ROOT / "models" / "hostile.py"), str(out / "models"),
-                    str(out / "target")], check=True, capture_output=True)
-    return out
+@pytest.fixture
+def hostile(hostile_models):
+    return hostile_models
 
 
 def test_data_file_matches_live_registry():
@@ -184,37 +178,3 @@ def test_asset_symlink_outside_refused(asset_model, tmp_path):
     (copy / "assets" / name).symlink_to(tmp_path / "elsewhere.txt")
     with pytest.raises(InputError, match="resolves outside"):
         safety.check_assets(_meta(copy), str(copy), "m")
-
-
-def test_keras_tfoplambda_write_refused(hostile):
-    config = safety.read_keras_config(str(hostile / "models" / "keras_write.h5"))
-    with pytest.raises(InputError) as err:
-        safety.check_keras_config(config, "k.h5")
-    assert str(err.value).startswith("k.h5: layer 'tf.io.write_file' (TFOpLambda "
-                                     "tf.io.write_file) writes files;")
-
-
-def test_keras_files_from_other_sources(other_samples):
-    for name in ("model.h5", "qat.h5", "pruned.h5", "model.keras", "custom.keras"):
-        safety.check_keras_config(safety.read_keras_config(str(other_samples / name)), name)
-    with pytest.raises(InputError, match=r"layer 'double' \(Lambda\) runs Python code"):
-        safety.check_keras_config(safety.read_keras_config(str(other_samples / "lambda.h5")), "l")
-
-
-@pytest.mark.parametrize("function,what", [
-    ("nn.relu", None), ("math.add", None), ("reshape", None), ("concat", None),
-    ("__operators__.getitem", None), ("strings.as_string", None), ("image.resize", None),
-    ("io.read_file", "reads files"), ("io.matching_files", "reads files"),
-    ("py_function", "runs Python code"), ("numpy_function", "runs Python code"),
-    ("print", "prints"), ("summary.scalar", "writes summary files"),
-    ("compat.v1.py_func", "runs Python code"), ("debugging.assert_equal", "is not a pure"),
-])
-def test_keras_function_classes(function, what):
-    got = safety.keras_function_use(function)
-    assert got == what or (what and got.startswith(what))
-    layer = {"class_name": "TFOpLambda", "config": {"name": "l", "function": function}}
-    if what:
-        with pytest.raises(InputError, match=r"layer 'l' \(TFOpLambda tf\."):
-            safety.check_keras_config({"config": {"layers": [layer]}}, "k.h5")
-    else:
-        safety.check_keras_config({"config": {"layers": [layer]}}, "k.h5")
