@@ -12,42 +12,12 @@ from __future__ import annotations
 
 import errno
 import os
-import posixpath
-import re
-import shutil
-import socket
 import tempfile
-import uuid
 
 from graphfreeze.errors import GraphFreezeError, InputError, OutputError, first_line
-
-
-def _gfile():
-    import tensorflow as tf
-
-    return tf.io.gfile
-
-
-def is_remote(path: str) -> bool:
-    return "://" in path
-
-
-def join(*parts: str) -> str:
-    return posixpath.join(*parts) if is_remote(parts[0]) else os.path.join(*parts)
-
-
-def dirname(path: str) -> str:
-    return posixpath.dirname(path) if is_remote(path) else os.path.dirname(path)
-
-
-def basename(path: str) -> str:
-    return posixpath.basename(path.rstrip("/")) if is_remote(path) else os.path.basename(path)
-
-
-def expand(path: str | None) -> str | None:
-    """A path as the user meant it: `~` expanded for local paths; anything else kept as typed
-    (relative paths stay relative, so messages and artifact names read as the user wrote them)."""
-    return path if path is None or is_remote(path) else os.path.expanduser(path)
+from graphfreeze.paths import basename, dirname, expand, is_remote, join  # noqa: F401 -- re-exported
+from graphfreeze.paths import gfile as _gfile
+from graphfreeze.temporaries import remove, sweep, temp_name
 
 
 def glob(prefix: str, pattern: str) -> list[str]:
@@ -74,11 +44,11 @@ def isdir(path: str) -> bool:
 
 
 def listdir(path: str) -> list[str]:
-    return sorted(_gfile().listdir(path))
+    return sorted(_gfile().listdir(path) if is_remote(path) else os.listdir(path))
 
 
 def size(path: str) -> int:
-    return _gfile().stat(path).length
+    return _gfile().stat(path).length if is_remote(path) else os.path.getsize(path)
 
 
 def read_bytes(path: str) -> bytes:
@@ -86,6 +56,9 @@ def read_bytes(path: str) -> bytes:
     if not exists(path):
         raise InputError(f"{path}: file not found; check the path")
     try:
+        if not is_remote(path):
+            with open(path, "rb") as f:
+                return f.read()
         with _gfile().GFile(path, "rb") as f:
             return f.read()
     except Exception as err:  # tf.errors.* for remote filesystems
@@ -132,118 +105,6 @@ def write_error(path: str, err: BaseException) -> OutputError:
         code = next((c for c in _HINTS if os.strerror(c) in text), None)
     why = _HINTS.get(code) or f"cannot write ({first_line(err)}); choose another -o"
     return OutputError(f"{path}: {why}")
-
-
-# Temporaries are named `.NAME.graphfreeze.HOST.PID.START.RANDOM.tmp`: marked as ours, and owned by
-# the process with that pid on that host, started at START (clock ticks after boot, so a reused pid
-# is told apart). A later run on NAME removes them once that process is gone; temporaries of other
-# hosts (a shared disk, gs://) only once they are older than STALE_SECONDS.
-STALE_SECONDS = 24 * 3600
-_MARK = "graphfreeze"
-
-
-def _start_ticks(pid: int) -> int | None:
-    """When process `pid` started (clock ticks after boot), or None if there is no such process."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        if os.path.isdir("/proc/self"):
-            return None
-        try:  # no /proc: the pid alone
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except OSError:
-            pass
-        return 0
-
-
-_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:32] or "host"
-
-
-def _owner() -> str:
-    return f"{_HOST}.{os.getpid()}.{_start_ticks(os.getpid()) or 0}"
-
-
-def temp_name(path: str) -> str:
-    """A fresh temporary name for `path`, in its own folder, marked as this process's."""
-    return f".{basename(path)}.{_MARK}.{_owner()}.{uuid.uuid4().hex[:8]}.tmp"
-
-
-def _stale(name: str, base: str, age: float) -> bool:
-    """Whether `name` is a temporary of `base` left by a process that is gone."""
-    head = f".{base}.{_MARK}."
-    if not (name.startswith(head) and name.endswith(".tmp")):
-        return False
-    parts = name[len(head):-len(".tmp")].split(".")
-    if len(parts) != 4 or not (parts[1].isdigit() and parts[2].isdigit()):
-        return False
-    host, pid, start, _ = parts
-    if host != _HOST:
-        return age > STALE_SECONDS
-    now = _start_ticks(int(pid))
-    return now is None or now not in (0, int(start)) and int(start) != 0  # gone, or pid reused
-
-
-def sweep(path: str) -> list[str]:
-    """Remove the temporaries of `path` that killed runs left behind (beside it, and for remote
-    paths in the local temp dir); returns what was removed. Never touches a live run's."""
-    import time
-
-    base, found = basename(path), []
-    folders = [dirname(path) or "."] + ([tempfile.gettempdir()] if is_remote(path) else [])
-    for folder in folders:
-        if is_remote(folder):
-            if any(c in base for c in "*?[]\\"):
-                continue  # not expressible as a GCS glob prefix
-            gfile = _gfile()
-            try:
-                names = [basename(p) for p in gfile.glob(join(folder, f".{base}.{_MARK}.*"))]
-            except Exception:
-                continue
-            for name in names:
-                full = join(folder, name)
-                try:
-                    age = time.time() - gfile.stat(full).mtime_nsec / 1e9
-                except Exception:
-                    continue
-                if _stale(name, base, age):
-                    _remove(full)
-                    found.append(full)
-            continue
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            full = os.path.join(folder, name)
-            try:
-                age = time.time() - os.lstat(full).st_mtime
-            except OSError:
-                continue
-            if _stale(name, base, age):
-                _remove(full)
-                found.append(full)
-    return found
-
-
-def _remove(path: str) -> None:
-    """Remove a file or directory tree, local or remote; best effort."""
-    try:
-        if not is_remote(path):
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            elif os.path.lexists(path):
-                os.remove(path)
-            return
-        gfile = _gfile()
-        if gfile.isdir(path):
-            gfile.rmtree(path)
-        elif gfile.exists(path):
-            gfile.remove(path)
-    except Exception:  # never hide the error that got us here
-        pass
 
 
 class Batch:
@@ -371,7 +232,7 @@ class Batch:
 
     def discard(self) -> None:
         for tmp in [*self.temps.values(), *self.dirs]:
-            _remove(tmp)
+            remove(tmp)
         for folder in reversed(self.made):
             try:
                 os.rmdir(folder)  # only if still empty
@@ -406,7 +267,7 @@ def _replace_dir(tmp: str, path: str) -> None:
         except FileNotFoundError:
             pass
         else:
-            _remove(aside)
+            remove(aside)
         try:
             os.rename(tmp, path)
             return

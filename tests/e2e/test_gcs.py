@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from graphfreeze import temporaries
 
 from tests.gcs_emulator import GcsEmulator
 
@@ -49,7 +50,6 @@ def digest(objects: dict[str, bytes], name: str) -> tuple[str, int]:
 
 
 def test_saver_to_gcs_then_every_target_to_gcs(gcs):
-    from graphfreeze import storage
 
     built = run(gcs, sys.executable, str(ROOT / "models" / "iris_dnn.py"), "--out", "gs://bucket/iris")
     assert built.returncode == 0, built.stderr
@@ -58,7 +58,7 @@ def test_saver_to_gcs_then_every_target_to_gcs(gcs):
         set(gcs.objects("bucket", "iris/"))
     # what a run killed with SIGKILL left: one of a dead pid on this host (removed), one of a run
     # on another host (kept: it may be alive), one of a user's own (kept)
-    dead = f".model.ckpt-200.pb.graphfreeze.{storage._HOST}.999999999.1.0badc0de.tmp"
+    dead = f".model.ckpt-200.pb.graphfreeze.{temporaries._HOST}.999999999.1.0badc0de.tmp"
     other = ".model.ckpt-200.pb.graphfreeze.elsewhere.12.34.0badc0de.tmp"
     for name in (dead, other, ".model.ckpt-200.pb.tmp-mine"):
         gcs.put("bucket", f"out/{name}", b"partial")

@@ -1,0 +1,43 @@
+"""Temporaries are marked as a live process's own; sweeping removes only those of dead runs."""
+
+import os
+import subprocess
+import time
+
+from graphfreeze import temporaries
+
+
+def test_temporaries_are_marked_and_owned():
+    name = temporaries.temp_name("/x/model.pb")
+    assert name.startswith(f".model.pb.graphfreeze.{temporaries._HOST}.{os.getpid()}.") and \
+        name.endswith(".tmp")
+    assert not temporaries._stale(name, "model.pb", age=0)  # this live process's
+
+
+def test_sweep_removes_only_temporaries_of_dead_runs(tmp_path):
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        time.sleep(0.05)
+        me, host = os.getpid(), temporaries._HOST
+        alive = temporaries._start_ticks(sleeper.pid)
+        names = {
+            f".m.pb.graphfreeze.{host}.999999999.5.00000001.tmp": False,  # pid gone
+            f".m.pb.graphfreeze.{host}.{me}.1.00000002.tmp": False,  # pid reused by another process
+            f".m.pb.graphfreeze.{host}.{sleeper.pid}.{alive}.00000003.tmp": True,  # a live run
+            f".m.pb.graphfreeze.{host}.{me}.{temporaries._start_ticks(me)}.00000004.tmp": True,  # mine
+            ".m.pb.graphfreeze.otherhost.12.34.00000005.tmp": True,  # maybe alive elsewhere
+            ".m.pb.graphfreeze.oldhost.12.34.00000006.tmp": False,  # elsewhere, a day old
+            f".other.pb.graphfreeze.{host}.999999999.5.00000007.tmp": True,  # not this output's
+            ".m.pb.tmp-12345678": True,  # not ours
+            "m.pb.graphfreeze.x": True,
+        }
+        for name in names:
+            (tmp_path / name).mkdir() if name.endswith("3.tmp") else (tmp_path / name).write_bytes(b"")
+        day_ago = time.time() - temporaries.STALE_SECONDS - 60
+        os.utime(tmp_path / ".m.pb.graphfreeze.oldhost.12.34.00000006.tmp", (day_ago, day_ago))
+        removed = temporaries.sweep(str(tmp_path / "m.pb"))
+        assert sorted(os.path.basename(p) for p in removed) == sorted(k for k, v in names.items() if not v)
+        assert sorted(os.listdir(tmp_path)) == sorted(k for k, v in names.items() if v)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
