@@ -115,24 +115,33 @@ class CheckpointModel:
         return self._reader
 
     def check_variables(self, nodes: list[str]) -> None:
-        """Every needed variable is in the checkpoint with the shape the graph expects."""
+        """Every needed variable is in the checkpoint with the shape the graph expects; all
+        disagreements are counted and the first few named."""
         reader = self._checkpoint_reader()
         shapes = reader.get_variable_to_shape_map()
+        missing, mismatched = [], []
         for node in nodes:
             spec = self.variables[node]
             if spec.key not in shapes:
-                hint = ""
-                close = [k for k in shapes if k.endswith(node.rsplit("/", 1)[-1])][:3]
-                if close:
-                    hint = f" (checkpoint has {', '.join(close)})"
-                raise InputError(f"variable '{node}': key '{spec.key}' not in checkpoint "
-                                 f"{self.prefix}{hint}; use the .meta saved with this checkpoint")
+                missing.append((node, spec.key))
+                continue
             want = _slice_shape(spec, tuple(shapes[spec.key]))
             if spec.shape is not None and tuple(spec.shape) != want:
-                raise InputError(
-                    f"variable '{node}': meta graph {storage.basename(self.graph_file)} says shape "
-                    f"{list(spec.shape)} but checkpoint {storage.basename(self.prefix)} has "
-                    f"{list(want)}; use the .meta and checkpoint from the same run")
+                mismatched.append(f"'{node}' {list(spec.shape)} vs {list(want)}")
+        meta, ckpt = storage.basename(self.graph_file), storage.basename(self.prefix)
+        if missing:
+            node, key = missing[0]
+            close = [k for k in shapes if k.endswith(node.rsplit("/", 1)[-1])][:3]
+            hint = f" (checkpoint has {', '.join(close)})" if close else ""
+            more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            raise InputError(f"variable '{node}': key '{key}' not in checkpoint "
+                             f"{self.prefix}{hint}{more}; use the .meta saved with this checkpoint")
+        if mismatched:
+            raise InputError(
+                f"{len(mismatched)} variable(s) of meta graph {meta} are shaped unlike checkpoint "
+                f"{ckpt} (graph vs checkpoint): {', '.join(mismatched[:3])}"
+                f"{', ...' if len(mismatched) > 3 else ''}; use the .meta and checkpoint from "
+                "the same run")
 
     def read_variables(self, nodes: list[str]):
         """(node, numpy value) for each node, read a few MB per RestoreV2 call."""

@@ -48,17 +48,19 @@ def test_truncated_data_file(sample, freeze):
 
 
 def test_meta_graph_shape_disagrees_with_checkpoint(sample, freeze, tmp_path):
+    """Every mismatch counted, the first few named with both shapes (seed 001's users)."""
     model_dir = sample("iris")
     meta = meta_graph_pb2.MetaGraphDef()
     meta.ParseFromString((model_dir / "model.ckpt-200.meta").read_bytes())
+    changed = ["dnn/hidden1/bias", "dnn/hidden1/kernel", "dnn/hidden2/bias", "dnn/hidden2/kernel"]
     for node in meta.graph_def.node:
-        if node.name == "dnn/hidden2/kernel":
-            node.attr["shape"].shape.dim[1].size = 32
+        if node.name in changed:
+            node.attr["shape"].shape.dim[-1].size = 32
     other = tmp_path / "other.meta"
     other.write_bytes(meta.SerializeToString())
     result = freeze("--ckpt", model_dir / "model.ckpt-200", "--meta", other, "--outputs", "probs")
-    assert_failed(result, 3, "variable 'dnn/hidden2/kernel'", "[16, 32]", "[16, 16]",
-                  "same run")
+    assert_failed(result, 3, "4 variable(s) of meta graph other.meta", "'dnn/hidden1/bias' [32]",
+                  "vs [16]", "'dnn/hidden2/bias' [32] vs [16]", ", ...", "same run")
     assert outputs_in(model_dir) == []
 
 
