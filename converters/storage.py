@@ -209,15 +209,14 @@ class Batch:
         return [self.temps[path] for path in paths]
 
     def commit(self) -> None:
-        gfile = _gfile()
         try:
             for path, tmp in list(self.temps.items()):
-                if not (os.path.lexists(tmp) if not is_remote(tmp) else gfile.exists(tmp)):
+                if not (os.path.lexists(tmp) if not is_remote(tmp) else _gfile().exists(tmp)):
                     raise OutputError(f"{path}: was never written; report this as a graphfreeze bug")
                 if is_remote(path) and not is_remote(tmp):
                     _upload(tmp, path)
                 elif is_remote(path):
-                    gfile.rename(tmp, path, overwrite=True)
+                    _gfile().rename(tmp, path, overwrite=True)
                 elif os.path.isdir(tmp):
                     _replace_dir(tmp, path)
                 else:
@@ -301,16 +300,30 @@ def tree_digest(path: str) -> tuple[str, int]:
     """(sha256, bytes) of a file, or of a directory's files (relative names and contents)."""
     import hashlib
 
-    gfile = _gfile()
     digest, total = hashlib.sha256(), 0
-    files = [(path, "")] if not gfile.isdir(path) else [
-        (join(root, name), join(root, name)[len(path):].lstrip("/"))
-        for root, _, names in sorted(gfile.walk(path)) for name in sorted(names)]
-    for full, rel in files:
+    for full, rel in tree_files(path):
         if rel:
             digest.update(rel.encode() + b"\0")
-        with gfile.GFile(full, "rb") as f:
+        with _open(full) as f:
             while chunk := f.read(1 << 22):
                 digest.update(chunk)
                 total += len(chunk)
     return digest.hexdigest(), total
+
+
+def tree_files(path: str) -> list[tuple[str, str]]:
+    """[(full path, path relative to `path`)] of a file ("" relative) or a directory's files,
+    sorted, "/"-separated."""
+    if not (_gfile().isdir(path) if is_remote(path) else os.path.isdir(path)):
+        return [(path, "")]
+    walk = _gfile().walk(path) if is_remote(path) else os.walk(path)
+    found = []
+    for root, _, names in walk:
+        for name in names:
+            full = join(root, name)
+            found.append((full, full[len(path):].replace(os.sep, "/").lstrip("/")))
+    return sorted(found, key=lambda item: item[1])
+
+
+def _open(path: str):
+    return _gfile().GFile(path, "rb") if is_remote(path) else open(path, "rb")

@@ -38,11 +38,10 @@ def run(gcs, *args: str) -> subprocess.CompletedProcess:
 
 def digest(objects: dict[str, bytes], name: str) -> tuple[str, int]:
     """(sha256, bytes) as storage.tree_digest makes them: a file's, or a tree's (relative names
-    and contents, in walk order)."""
+    and contents, sorted by relative name)."""
     if name in objects:
         return hashlib.sha256(objects[name]).hexdigest(), len(objects[name])
-    files = sorted((k[len(name) + 1:] for k in objects if k.startswith(name + "/") and k[-1] != "/"),
-                   key=lambda rel: (rel.count("/") and rel.rsplit("/", 1)[0], rel))
+    files = sorted(k[len(name) + 1:] for k in objects if k.startswith(name + "/") and k[-1] != "/")
     sha = hashlib.sha256()
     for rel in files:
         sha.update(rel.encode() + b"\0" + objects[f"{name}/{rel}"])
