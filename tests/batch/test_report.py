@@ -1,0 +1,117 @@
+import json
+import re
+import xml.etree.ElementTree as ET
+
+from graphfreeze.batch import report as rep
+from graphfreeze.batch.results import CACHED, FAILED, OK, ArtifactRecord, JobResult, Report
+
+
+def sidecar(fmt: str, nodes: int, diff: float | None, top1: float | None = None) -> dict:
+    data = {"format": fmt, "file": f"model.{fmt}", "bytes": 1234567, "node_count": nodes,
+            "op_counts": {"MatMul": 2, "Relu": 1}, "inputs": [{"name": "x", "shape": [None, 4]}],
+            "outputs": [{"name": "probs", "shape": [None, 3]}]}
+    if diff is not None:
+        metrics = {"max_abs_diff": diff, "mean_abs_diff": diff / 10}
+        if top1 is not None:
+            metrics["top1_agreement"] = top1
+        data["verification"] = {"passed": True, "metrics": {"probs": metrics},
+                                "max_abs_diff": {"probs": diff}, "tolerance": 1e-5}
+    return data
+
+
+def artifact(target: str, fmt: str, nodes: int, diff=None, top1=None) -> ArtifactRecord:
+    return ArtifactRecord(target=target, path=f"out/{target}/model.{fmt}", sha256="ab" * 32,
+                          bytes=1234567, sidecar_path=f"out/{target}/model.{fmt}.json",
+                          sidecar=sidecar(fmt, nodes, diff, top1))
+
+
+JOBS = (
+    JobResult("iris", "models/iris.ckpt", ("android", "tflite"), OK, 1.9,
+              (artifact("android", "tflite", 12, 3e-7, 1.0), artifact("tflite", "tflite", 12, 2e-7))),
+    JobResult("zoo", "gs://bucket/zoo", ("pb",), CACHED, 0.2, (artifact("pb", "pb", 40),)),
+    JobResult("bad", "models/bad.pb", ("pb", "tflite"), FAILED, 3.0,
+              error="models/bad.pb: op <script>alert(1)</script> & friends unsupported",
+              exit_code=3, attempts=2),
+    JobResult("half", "models/half", ("pb", "tflite"), FAILED, 2.0,
+              (artifact("pb", "pb", 9, 0.0),), error="tflite: conversion failed\nTraceback...",
+              exit_code=1),
+    JobResult("abc", "models/abc", ("pb",), OK, 0.5, (artifact("pb", "pb", 7, 1e-6, 0.75),)),
+)
+REPORT = Report(jobs=JOBS, seconds=7.6, shard="1/2", skipped=3)
+
+
+def test_report_json_round_trips(tmp_path):
+    paths = rep.write_reports(REPORT, str(tmp_path))
+    assert set(paths) == {"json", "junit", "html"}
+    text = open(paths["json"]).read()
+    assert json.loads(text) == json.loads(json.dumps(REPORT.as_json()))
+    assert text == json.dumps(REPORT.as_json(), indent=2, sort_keys=True) + "\n"
+    assert json.loads(text)["counts"] == {"ok": 2, "cached": 1, "failed": 2}
+
+
+def test_junit_testcases_failures_and_counts(tmp_path):
+    root = ET.parse(rep.write_reports(REPORT, str(tmp_path))["junit"]).getroot()
+    assert root.tag == "testsuites"
+    (suite,) = root
+    assert suite.tag == "testsuite" and suite.get("name") == "graphfreeze batch"
+    cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
+    assert list(cases) == [("iris", "android"), ("iris", "tflite"), ("zoo", "pb"), ("bad", "pb"),
+                           ("bad", "tflite"), ("half", "pb"), ("half", "tflite"), ("abc", "pb")]
+    failed = {k for k, c in cases.items() if c.find("failure") is not None}
+    assert failed == {("bad", "pb"), ("bad", "tflite"), ("half", "tflite")}
+    fail = cases["bad", "pb"].find("failure")
+    assert fail.get("message") == JOBS[2].error and fail.get("type") == "exit 3"
+    assert cases["half", "tflite"].find("failure").get("message") == "tflite: conversion failed"
+    assert cases["iris", "android"].get("time") == "0.950"
+    assert cases["zoo", "pb"].find("system-out").text == "cached out/pb/model.pb"
+    for node in (root, suite):
+        assert (node.get("tests"), node.get("failures"), node.get("skipped"), node.get("errors"),
+                node.get("time")) == ("8", "3", "0", "0", "7.600")
+
+
+def test_junit_survives_control_characters():
+    job = JobResult("ansi", "m", ("pb",), FAILED, 1.0, error="\x1b[31mred\x1b[0m \x00 ]]>")
+    root = ET.fromstring(rep.junit_xml(Report(jobs=(job,), seconds=1.0)))
+    assert root.find("testsuite/testcase/failure").get("message") == "\ufffd[31mred\ufffd[0m \ufffd ]]>"
+
+
+def test_html_failures_first_escaped_self_contained(tmp_path):
+    page = open(rep.write_reports(REPORT, str(tmp_path))["html"], encoding="utf-8").read()
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; friends" in page
+    assert "http://" not in page and "https://" not in page
+    rows = re.findall(r'<tr class="(\w+)"><td class="st">\w+</td><td>(\w+)</td><td>(\w+)</td>', page)
+    assert rows == [("failed", "bad", "pb"), ("failed", "bad", "tflite"), ("failed", "half", "tflite"),
+                    ("ok", "abc", "pb"), ("ok", "half", "pb"), ("ok", "iris", "android"),
+                    ("ok", "iris", "tflite"), ("cached", "zoo", "pb")]
+    assert "2 ok, 1 cached, 2 failed in 7.6 s (shard 1/2, 3 jobs in other shards)" in page
+    assert "1.2 MB" in page and "75.0%" in page and "3e-07" in page
+    assert page.count('<tr class="failed err">') == 3
+
+
+def test_writing_twice_gives_identical_bytes(tmp_path):
+    first = {k: open(p, "rb").read() for k, p in rep.write_reports(REPORT, str(tmp_path)).items()}
+    second = {k: open(p, "rb").read() for k, p in rep.write_reports(REPORT, str(tmp_path)).items()}
+    assert first == second
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["junit.xml", "report.html", "report.json"]
+
+
+def test_terminal_lines():
+    assert rep.job_line(JOBS[0]).split() == ["ok", "iris", "android,tflite", "1.9", "s"]
+    assert rep.job_line(JOBS[0]).startswith("ok      iris ")
+    assert rep.job_line(JOBS[1]).startswith("cached  zoo ")
+    line = rep.job_line(JOBS[2])
+    assert line.startswith("FAILED  bad ") and line.endswith(
+        "error: models/bad.pb: op <script>alert(1)</script> & friends unsupported (after 2 attempts)")
+    assert "\n" not in rep.job_line(JOBS[3])
+    assert rep.summary_line(Report(jobs=(), seconds=0, interrupted=True)) == \
+        "0 ok, 0 cached, 0 failed in 0.0 s (interrupted)"
+
+
+def test_remote_folder():
+    """A gs:// folder goes through tf.io.gfile like every other output; ram:// stands in here."""
+    from graphfreeze.paths import gfile
+
+    paths = rep.write_reports(REPORT, "ram://batch-report/out")
+    assert paths["junit"] == "ram://batch-report/out/junit.xml"
+    with gfile().GFile(paths["html"], "rb") as f:
+        assert f.read() == rep.report_html(REPORT)
