@@ -12,7 +12,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,convert]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,convert,ray]"
 	touch $(STAMP)
 
 $(DEMO)/checkpoint: models/iris_dnn.py | $(STAMP)

@@ -14,7 +14,8 @@ from graphfreeze.errors import GraphFreezeError, first_line  # noqa: E402
 from graphfreeze.names import parse_names  # noqa: E402
 
 EXIT_CODES = """Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input model or name,
-4 output exists or unwritable, 5 verification mismatch, 6 target/plugin configuration."""
+4 output exists or unwritable, 5 verification mismatch, 6 target/plugin/manifest configuration,
+7 batch: some jobs failed."""
 
 
 class DefaultToConvert(click.Group):
@@ -207,24 +208,10 @@ def inspect_command(path, as_json, kind, meta, step, tag, signature, custom_obje
 
 
 def _quiet_tensorflow(debug: bool) -> None:
-    """Import TensorFlow with its C++ start-up chatter (oneDNN, CUDA probes) kept off stderr.
+    if not debug:
+        from graphfreeze.quiet import import_tensorflow_quietly
 
-    TF 2.21 logs those through absl before TF_CPP_MIN_LOG_LEVEL applies, so the import and the
-    first device initialisation run with file descriptor 2 pointed at /dev/null.
-    """
-    if debug:
-        return
-    import logging
-
-    from graphfreeze.quiet import native_stderr_off
-
-    logging.getLogger("tensorflow").setLevel(logging.ERROR)
-    with native_stderr_off():
-        import tensorflow as tf
-
-        tf.config.list_physical_devices()
-    tf.get_logger().setLevel("ERROR")
-    tf.autograph.set_verbosity(0)
+        import_tensorflow_quietly()
 
 
 class _Stopped(KeyboardInterrupt):
@@ -261,6 +248,14 @@ def _run(action, debug: bool) -> None:
                    err=True)
         sys.exit(1)
 
+
+def _register_batch() -> None:
+    from graphfreeze_cli.batch import batch_command
+
+    main.add_command(batch_command)
+
+
+_register_batch()
 
 if __name__ == "__main__":
     main()

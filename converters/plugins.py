@@ -98,6 +98,13 @@ class Source:
         op_counts and `graph` (the GraphDef whose ops per-format gaps are judged on)."""
         raise NotImplementedError
 
+    def files(self, path: str, options) -> list[str]:
+        """Every file a load of `path` reads (what a batch cache key hashes): by default the
+        file, or every file under the directory."""
+        from graphfreeze import storage
+
+        return [full for full, _ in storage.tree_files(path.rstrip("/") or path)]
+
 
 @dataclass(frozen=True)
 class StageUse:

@@ -33,3 +33,20 @@ def native_stderr_off():
         os.dup2(saved, 2)
         os.close(saved)
         os.close(devnull)
+
+
+def import_tensorflow_quietly() -> None:
+    """Import TensorFlow with its C++ start-up chatter (oneDNN, CUDA probes) kept off stderr,
+    and its Python loggers at errors only (TF 2.21 logs those through absl before
+    TF_CPP_MIN_LOG_LEVEL applies). Nothing to do when logs are on (--debug)."""
+    if not logs_off():
+        return
+    import logging
+
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    with native_stderr_off():
+        import tensorflow as tf
+
+        tf.config.list_physical_devices()
+    tf.get_logger().setLevel("ERROR")
+    tf.autograph.set_verbosity(0)

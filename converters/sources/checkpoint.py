@@ -231,6 +231,12 @@ class CheckpointSource(Source):
     def load(self, path: str, options: CheckpointOptions, unsafe: bool):
         return CheckpointModel(path, options.meta, options.step)
 
+    def files(self, path: str, options: CheckpointOptions) -> list[str]:
+        found = locate(path, options.meta, options.step)
+        state = storage.join(path.rstrip("/"), "checkpoint")
+        return [*storage.glob(found.prefix, ".data-*"), found.prefix + ".index", found.meta,
+                *([state] if storage.isdir(path.rstrip("/")) and storage.exists(state) else [])]
+
     def describe(self, path: str, options: CheckpointOptions, unsafe: bool) -> dict:
         from graphfreeze.describe import checkpoint_variables, likely_io, total_size
         from graphfreeze.graph.graphdefs import op_counts

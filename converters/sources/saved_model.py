@@ -157,6 +157,9 @@ class SavedModelSource(Source):
     def load(self, path: str, options: SavedModelOptions, unsafe: bool):
         return load(saved_model_dir(path), options.tag, options.signature, unsafe)
 
+    def files(self, path: str, options: SavedModelOptions) -> list[str]:
+        return super().files(saved_model_dir(path), options)
+
     def describe(self, path: str, options: SavedModelOptions, unsafe: bool) -> dict:
         from graphfreeze.describe import checkpoint_variables, total_size
         from graphfreeze.graph.graphdefs import op_counts

@@ -1,0 +1,145 @@
+"""The batch cache, content-addressed: a job's key is the hash of every file it reads, its
+canonical options, the definitions of its targets and stages, and the versions of graphfreeze,
+its converters and Python. An entry holds the job's files and their sha256s; a damaged entry is
+rebuilt, never served. Reading or writing the cache imports no TensorFlow (local paths)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import sys
+from importlib import metadata
+
+from graphfreeze import storage
+
+PACKAGES = ("graphfreeze", "tensorflow", "tf_keras", "tf2onnx", "onnx", "onnxruntime",
+            "tensorflow-model-optimization")
+ENTRY = "entry.json"
+
+
+def default_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "graphfreeze")
+
+
+@functools.cache
+def _environment() -> dict:
+    """Versions of what makes the artifacts, and a digest of graphfreeze's own code and data
+    (a development checkout changes without a new version)."""
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    code = hashlib.sha256()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for full, rel in storage.tree_files(root):
+        if rel.endswith((".py", ".toml", ".json")) and "__pycache__" not in rel:
+            code.update(rel.encode() + b"\0")
+            with open(full, "rb") as f:
+                code.update(hashlib.sha256(f.read()).digest())
+    return {"versions": versions, "python": sys.version.split()[0], "code": code.hexdigest()}
+
+
+def _file_digest(path: str) -> str:
+    digest = hashlib.sha256()
+    for full, rel in storage.tree_files(path):
+        digest.update(rel.encode() + b"\0")
+        digest.update(hashlib.sha256(storage.read_bytes(full)).digest())
+    return digest.hexdigest()
+
+
+def job_key(job) -> str:
+    """The cache key of a prepared job (see the module docstring)."""
+    prepared = job.prepared
+    request = prepared.request
+    source = prepared.source
+    files = source.files(request.source, prepared.source_options)
+    calibration = request.overrides.get("calibration")
+    read = {path: _file_digest(path) for path in sorted({*files, *([calibration] if calibration
+                                                                   else [])})}
+    targets = []
+    for plan in prepared.plans:
+        targets.append({
+            "target": plan.target.name, "provider": plan.target.provider,
+            "stages": [{"name": s.stage.name, "options": repr(s.options),
+                        "provider": prepared.registry.provider("stage", s.stage.name),
+                        "code": _code_digest(s.stage.run)} for s in plan.steps]})
+    canonical = {
+        "source": request.source, "kind": source.name,
+        "source_options": repr(prepared.source_options), "unsafe": request.unsafe,
+        "outputs": request.outputs, "inputs": request.inputs, "verify": request.verify,
+        "overrides": sorted(request.overrides.items()),
+        "files": {os.path.relpath(p, os.path.dirname(request.source.rstrip("/")) or ".")
+                  if not storage.is_remote(p) else p: d for p, d in read.items()},
+        "targets": targets, "names": {t: storage.basename(p) for t, p in prepared.paths.items()},
+        "environment": _environment()}
+    text = json.dumps(canonical, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _code_digest(func) -> str:
+    """sha256 of the file defining a stage's run function (plugins included)."""
+    import inspect
+
+    try:
+        path = inspect.getsourcefile(func)
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except (TypeError, OSError):
+        return ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What a job made: its files (relative name -> bytes: artifacts, SavedModel trees as
+    `x.savedmodel/...`, sidecars) and [(target, artifact name, sidecar name)]."""
+
+    files: dict[str, bytes]
+    written: list[tuple[str, str, str]]
+
+
+class Cache:
+    def __init__(self, folder: str):
+        self.folder = folder
+
+    def _entry(self, key: str) -> str:
+        return storage.join(self.folder, key[:2], key)
+
+    def load(self, key: str) -> Outcome | None:
+        """The entry for `key` if it is there and whole (every sha256 checks), else None."""
+        entry = self._entry(key)
+        try:
+            record = json.loads(storage.read_bytes(storage.join(entry, ENTRY)))
+            files = {}
+            for rel, digest in record["files"].items():
+                data = storage.read_bytes(storage.join(entry, "files", rel))
+                if hashlib.sha256(data).hexdigest() != digest:
+                    return None
+                files[rel] = data
+            return Outcome(files, [tuple(w) for w in record["written"]])
+        except Exception:  # noqa: BLE001 -- missing or damaged: rebuilt, never served
+            return None
+
+    def store(self, key: str, outcome: Outcome) -> None:
+        """Write the entry atomically (a temporary tree renamed into place); best effort."""
+        entry = self._entry(key)
+        record = {"key": key, "written": outcome.written,
+                  "files": {rel: hashlib.sha256(d).hexdigest() for rel, d in outcome.files.items()}}
+        try:
+            with storage.Batch(force=True) as batch:
+                (tmp,) = batch.workdir([entry])
+                for rel, data in outcome.files.items():
+                    path = os.path.join(tmp, "files", *rel.split("/"))
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    with open(path, "wb") as f:
+                        f.write(data)
+                with open(os.path.join(tmp, ENTRY), "w") as f:
+                    json.dump(record, f, sort_keys=True, indent=1)
+                batch.commit()
+        except Exception:  # noqa: BLE001 -- a cache that cannot be written is only slower
+            pass

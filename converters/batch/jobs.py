@@ -1,0 +1,79 @@
+"""Jobs: a manifest entry made a convert Request and prepared (checked, no TensorFlow), and the
+share of them one CI machine takes (`--shard K/N`)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from graphfreeze import storage
+from graphfreeze.batch.manifest import JobSpec
+from graphfreeze.convert import Prepared, Request, prepare
+from graphfreeze.errors import ConfigError, GraphFreezeError
+
+
+@dataclass(frozen=True)
+class Job:
+    spec: JobSpec
+    prepared: Prepared
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def request(self) -> Request:
+        return self.prepared.request
+
+    @property
+    def folder(self) -> str:
+        return storage.join(self.spec.options.out_dir, self.spec.name)
+
+
+def request_for(spec: JobSpec) -> Request:
+    """What `freeze SOURCE ...` with the spec's options asks for, writing into
+    {out_dir}/{name}/."""
+    o = spec.options
+    source_options = {"meta": o.meta, "step": o.step, "tag": o.tag, "signature": o.signature,
+                      "custom_objects": o.custom_objects or None, **(o.source_options or {})}
+    overrides = {"tolerance": o.tolerance, "opset": o.opset, "calibration": o.calibration,
+                 "as_text": o.as_text or None, "allow_tf_ops": o.allow_tf_ops or None}
+    return Request(source=spec.source, kind=o.kind,
+                   source_options={k: v for k, v in source_options.items() if v is not None},
+                   unsafe=o.unsafe, outputs=o.outputs, inputs=o.inputs, targets=o.targets,
+                   output=storage.join(o.out_dir, spec.name) + "/", force=o.force,
+                   verify=o.verify, overrides={k: v for k, v in overrides.items()
+                                               if v is not None})
+
+
+def prepare_jobs(specs: list[JobSpec], registry) -> list[Job]:
+    """Every job prepared (targets, options, source kind, output paths): one ConfigError naming
+    where the job was declared if any is wrong, or if two jobs would write one path."""
+    jobs, owners = [], {}
+    for spec in specs:
+        try:
+            prepared = prepare(request_for(spec), registry)
+        except GraphFreezeError as err:
+            raise ConfigError(f"{spec.where}: {spec.name}: {err}") from err
+        for path in [*prepared.paths.values(), *prepared.sidecars.values()]:
+            if path in owners:
+                raise ConfigError(f"{spec.where}: {spec.name} writes {path}, as {owners[path]} "
+                                  "does; give the jobs different names or out_dir")
+            owners[path] = f"{spec.name} ({spec.where})"
+        jobs.append(Job(spec, prepared))
+    return jobs
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'K/N' -> (K, N), 1 <= K <= N."""
+    k, sep, n = text.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit() or not 1 <= int(k) <= int(n):
+        raise ConfigError(f"--shard {text}: write it as K/N with 1 <= K <= N, e.g. 1/4")
+    return int(k), int(n)
+
+
+def in_shard(name: str, shard: tuple[int, int]) -> bool:
+    """Whether job `name` belongs to shard K of N: by a hash of the name, so the split is
+    stable when jobs are added or reordered, with no overlap and no gap."""
+    k, n = shard
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big") % n == k - 1

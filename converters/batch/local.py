@@ -1,0 +1,151 @@
+"""Local workers: processes that import TensorFlow once and convert many jobs.
+
+A worker is recycled after `recycle_after` jobs (TFLiteConverter leaks ~20 MB a call), a job
+over `timeout` seconds is stopped (its worker killed), and a worker that dies (segfault, killed
+for memory) fails only its own job, which is retried once in a fresh worker.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+
+
+def default_jobs() -> int:
+    """What cores and memory allow: a worker per core, ~2 GB of available memory each."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        pages = 0
+    by_memory = pages // (2 << 30) if pages else cores
+    return max(1, min(cores or 1, by_memory))
+
+
+def _worker_main(conn, recycle_after: int) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver stops us
+    import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
+    from graphfreeze.batch.worker import convert_job
+    from graphfreeze.quiet import import_tensorflow_quietly
+
+    import_tensorflow_quietly()
+    for _ in range(recycle_after):
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        conn.send(convert_job(*task))
+
+
+@dataclass
+class _Worker:
+    process: multiprocessing.Process
+    conn: object
+    task: tuple | None = None  # (key, args, attempt)
+    started: float = 0.0
+    done: int = 0
+
+
+@dataclass
+class LocalExecutor:
+    jobs: int = field(default_factory=default_jobs)
+    timeout: float | None = None
+    recycle_after: int = 8
+    fail_fast: bool = False
+
+    def run(self, tasks: list[tuple], on_done: Callable[[object, dict, int], None]) -> None:
+        """Run each (key, args) task as convert_job(*args); on_done(key, result, attempts)."""
+        context = multiprocessing.get_context("spawn")
+        pending = deque((key, args, 1) for key, args in tasks)
+        workers: list[_Worker] = []
+        failed = False
+        try:
+            while pending or any(w.task for w in workers):
+                if failed and self.fail_fast:
+                    break
+                while pending and (idle := self._idle(workers, context)) is not None:
+                    idle.task, idle.started = pending.popleft(), time.monotonic()
+                    idle.conn.send(idle.task[1])
+                busy = [w for w in workers if w.task]
+                ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy],
+                             timeout=self._wait_time(busy))
+                for worker in busy:
+                    key, args, attempt = worker.task
+                    if worker.conn in ready or worker.conn.poll():
+                        try:
+                            result = worker.conn.recv()
+                        except EOFError:
+                            result = None
+                        if result is not None:
+                            worker.task, worker.done = None, worker.done + 1
+                            failed |= "error" in result
+                            on_done(key, result, attempt)
+                            if worker.done >= self.recycle_after:
+                                self._retire(worker, workers)
+                            continue
+                    if not worker.process.is_alive():
+                        self._retire(worker, workers)
+                        code = worker.process.exitcode
+                        why = f"signal {-code}" if code and code < 0 else f"exit code {code}"
+                        if attempt == 1:
+                            pending.appendleft((key, args, 2))  # once more, in a fresh worker
+                        else:
+                            failed = True
+                            on_done(key, {"error": f"internal error: the worker converting it "
+                                                   f"died ({why}), twice", "exit_code": 1},
+                                    attempt)
+                    elif self.timeout and time.monotonic() - worker.started > self.timeout:
+                        self._retire(worker, workers, kill=True)
+                        failed = True
+                        on_done(key, {"error": f"error: timed out after {self.timeout:g} s "
+                                               "(--timeout)", "exit_code": 3}, attempt)
+        finally:
+            for worker in list(workers):
+                self._retire(worker, workers, kill=bool(worker.task))
+
+    def _idle(self, workers: list[_Worker], context) -> _Worker | None:
+        for worker in workers:
+            if worker.task is None and worker.process.is_alive():
+                return worker
+        if len(workers) >= self.jobs:
+            return None
+        parent, child = context.Pipe()
+        process = context.Process(target=_worker_main, args=(child, self.recycle_after),
+                                  daemon=True)
+        process.start()
+        child.close()
+        worker = _Worker(process, parent)
+        workers.append(worker)
+        return worker
+
+    def _wait_time(self, busy: list[_Worker]) -> float | None:
+        if not self.timeout or not busy:
+            return None
+        now = time.monotonic()
+        return max(0.05, min(self.timeout - (now - w.started) for w in busy) + 0.05)
+
+    @staticmethod
+    def _retire(worker: _Worker, workers: list[_Worker], kill: bool = False) -> None:
+        if worker in workers:
+            workers.remove(worker)
+        try:
+            if kill:
+                worker.process.kill()
+            elif worker.process.is_alive():
+                worker.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        worker.process.join(timeout=10)
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join()
+        worker.conn.close()

@@ -1,0 +1,99 @@
+"""Ray: each job a Ray task on an existing cluster (`--address`), or on a local Ray started for
+the run (bound to 127.0.0.1, stopped at the end). Ray retries a task whose worker died once
+(`max_retries=1`) and recycles worker processes (`max_calls`); artifacts come back to the driver
+as bytes, so no shared filesystem is needed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from graphfreeze.errors import ConfigError
+
+
+@dataclass
+class RayExecutor:
+    address: str | None = None
+    jobs: int | None = None
+    timeout: float | None = None
+    recycle_after: int = 8
+    fail_fast: bool = False
+
+    def run(self, tasks: list[tuple], on_done: Callable[[object, dict, int], None]) -> None:
+        try:
+            import ray
+        except ImportError as err:
+            raise ConfigError("--executor ray needs Ray: pip install 'graphfreeze[ray]'") from err
+        started = not ray.is_initialized()
+        if started:
+            self._init(ray)
+        try:
+            self._run(ray, tasks, on_done)
+        finally:
+            if started:
+                ray.shutdown()
+
+    def _init(self, ray) -> None:
+        if self.address:
+            ray.init(address=self.address, log_to_driver=False)
+            return
+        import os
+
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        ray.init(num_cpus=self.jobs or None, include_dashboard=False, log_to_driver=False,
+                 _node_ip_address="127.0.0.1")
+
+    def _run(self, ray, tasks, on_done) -> None:
+        remote = ray.remote(num_cpus=1, max_retries=1, max_calls=self.recycle_after)(
+            _quiet_convert_job)
+        limit = self.jobs or len(tasks)
+        queue = list(tasks)
+        running: dict = {}  # ref -> (key, started)
+        failed = False
+        try:
+            while queue or running:
+                while queue and len(running) < limit and not (failed and self.fail_fast):
+                    key, args = queue.pop(0)
+                    running[remote.remote(*args)] = (key, time.monotonic())
+                if not running:
+                    break
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=self._wait(running))
+                for ref in ready:
+                    key, _ = running.pop(ref)
+                    try:
+                        result = ray.get(ref)
+                    except ray.exceptions.RayError as err:
+                        result = {"error": f"internal error: the Ray task died twice "
+                                           f"({type(err).__name__})", "exit_code": 1}
+                    failed |= "error" in result
+                    on_done(key, result, 1)
+                now = time.monotonic()
+                for ref, (key, began) in list(running.items()):
+                    if self.timeout and now - began > self.timeout:
+                        ray.cancel(ref, force=True)
+                        running.pop(ref)
+                        failed = True
+                        on_done(key, {"error": f"error: timed out after {self.timeout:g} s "
+                                               "(--timeout)", "exit_code": 3}, 1)
+                if failed and self.fail_fast:
+                    queue.clear()
+        finally:
+            for ref in running:
+                ray.cancel(ref, force=True)
+
+    def _wait(self, running: dict) -> float | None:
+        if not self.timeout:
+            return None
+        now = time.monotonic()
+        return max(0.05, min(self.timeout - (now - began) for _, began in running.values()))
+
+
+def _quiet_convert_job(request, cwd: str) -> dict:
+    """convert_job in a Ray worker, TensorFlow's environment and logs as in a local worker."""
+    import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
+    from graphfreeze.batch.worker import convert_job
+    from graphfreeze.quiet import import_tensorflow_quietly
+
+    import_tensorflow_quietly()
+    return convert_job(request, cwd)

@@ -1,0 +1,104 @@
+"""`graphfreeze.batch.run`: a manifest (or paths) in, a Report out.
+
+Every job is prepared first (all checked, no TensorFlow); cache hits are committed straight from
+the cache (no TensorFlow, no stage run); the rest go to an executor (local worker processes or
+Ray), and each finished job is committed and cached as it arrives. Ctrl-C stops the workers;
+finished jobs are kept and a re-run resumes from the cache.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+from graphfreeze.batch import jobs as joblib
+from graphfreeze.batch.cache import Cache, Outcome, default_dir, job_key
+from graphfreeze.batch.manifest import parse_manifest, specs_from_paths
+from graphfreeze.batch.results import CACHED, FAILED, OK, JobResult, Report
+from graphfreeze.batch.worker import commit
+from graphfreeze.errors import GraphFreezeError
+
+
+def run(manifest: str | None = None, paths: list[str] | None = None, options: dict | None = None,
+        *, jobs: int | None = None, cache: str | None = "default", shard: str | None = None,
+        timeout: float | None = None, fail_fast: bool = False, executor: str = "local",
+        address: str | None = None, recycle_after: int = 8, registry=None,
+        on_result: Callable[[JobResult], None] = lambda result: None) -> Report:
+    """Convert every job of `manifest` (or of `paths` with shared `options`, keyed as in a
+    manifest's [defaults]). `cache`: a folder, "default" (~/.cache/graphfreeze) or None."""
+    from graphfreeze.registry import Registry
+
+    start = time.monotonic()
+    registry = registry or Registry.default()
+    specs = parse_manifest(manifest) if manifest else specs_from_paths(paths or [], options or {})
+    chosen = joblib.parse_shard(shard) if shard else None
+    mine = [s for s in specs if chosen is None or joblib.in_shard(s.name, chosen)]
+    prepared = joblib.prepare_jobs(mine, registry)
+    store = Cache(default_dir() if cache == "default" else cache) if cache else None
+    results: dict[str, JobResult] = {}
+
+    def finish(result: JobResult) -> None:
+        results[result.name] = result
+        on_result(result)
+
+    keys, todo = {}, []
+    for job in prepared:
+        began = time.monotonic()
+        key = job_key(job) if store else None
+        keys[job.name] = key
+        hit = store.load(key) if store else None
+        if hit is not None:
+            finish(_committed(job, hit, CACHED, time.monotonic() - began, 1))
+        else:
+            todo.append(job)
+    by_name = {job.name: job for job in todo}
+
+    def done(name: str, result: dict, attempts: int) -> None:
+        job = by_name[name]
+        if "error" in result:
+            finish(JobResult(job.name, job.spec.source, job.request.targets, FAILED,
+                             result.get("seconds", 0.0), error=result["error"],
+                             exit_code=result["exit_code"], attempts=attempts))
+            return
+        outcome: Outcome = result["outcome"]
+        finished = _committed(job, outcome, OK, result["seconds"], attempts)
+        if finished.status == OK and store:
+            store.store(keys[name], outcome)
+        finish(finished)
+
+    interrupted = False
+    if todo:
+        runner = _executor(executor, jobs, timeout, recycle_after, fail_fast, address)
+        cwd = os.getcwd()
+        try:
+            runner.run([(job.name, (job.request, cwd)) for job in todo], done)
+        except KeyboardInterrupt:
+            interrupted = True
+    ordered = tuple(results[s.name] for s in mine if s.name in results)
+    return Report(ordered, time.monotonic() - start, shard=shard,
+                  skipped=len(specs) - len(mine), interrupted=interrupted)
+
+
+def _committed(job, outcome: Outcome, status: str, seconds: float, attempts: int) -> JobResult:
+    try:
+        records = commit(outcome, job.folder)
+    except GraphFreezeError as err:
+        return JobResult(job.name, job.spec.source, job.request.targets, FAILED, seconds,
+                         error=f"error: {err}", exit_code=err.exit_code, attempts=attempts)
+    return JobResult(job.name, job.spec.source, job.request.targets, status, seconds, records,
+                     attempts=attempts)
+
+
+def _executor(kind: str, jobs, timeout, recycle_after, fail_fast, address):
+    from graphfreeze.errors import ConfigError
+
+    if kind == "local":
+        from graphfreeze.batch.local import LocalExecutor, default_jobs
+
+        return LocalExecutor(jobs or default_jobs(), timeout, recycle_after, fail_fast)
+    if kind == "ray":
+        from graphfreeze.batch.ray_executor import RayExecutor
+
+        return RayExecutor(address, jobs, timeout, recycle_after, fail_fast)
+    raise ConfigError(f"--executor {kind}: choose local or ray")
