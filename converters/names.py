@@ -8,6 +8,7 @@ inference value.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError
@@ -107,7 +108,9 @@ def default_inputs(graph_def, outputs: list[TensorRef], flags: set[str]) -> list
 
 
 def likely_outputs(graph_def, limit: int = 5) -> list[str]:
-    """Nodes that look like inference results, best first (for a missing --outputs)."""
+    """Nodes that look like inference results, best first (for a missing --outputs). A node the
+    user named (`probs = tf.identity(softmax, name="probs")`) comes before the op it wraps, and
+    user-given names before generated ones (`predictions/Softmax`, `Mean`)."""
     users: dict[str, list[str]] = {}
     for n in graph_def.node:
         for i in n.input:
@@ -119,22 +122,64 @@ def likely_outputs(graph_def, limit: int = 5) -> list[str]:
             if user not in fed:
                 fed.add(user)
                 todo.append(user)
-    ranked = []
+    by_name = nodes_by_name(graph_def)
+    ranks: dict[str, int] = {}
     for node in graph_def.node:
-        if node.name not in fed or _training_only(node.name) or node.op in _NON_OUTPUT_OPS:
-            continue
-        if node.op.endswith("Summary"):
+        if node.name not in fed or _training_only(node.name) or node.op.endswith("Summary"):
             continue
         inference_users = [u for u in users.get(node.name, ()) if not _training_only(u)]
         word = any(w in node.name.rsplit("/", 1)[-1].lower() for w in _OUTPUT_WORDS)
-        rank = (0 if node.op in _OUTPUT_OPS and word else
-                1 if node.op in ("Softmax", "Sigmoid") else
-                2 if word else
-                3 if node.op in _OUTPUT_OPS else
-                4 if not inference_users else None)
+        if node.op in _NAMING_OPS:
+            if _generated(node) or (inference_users and not word) or not node.input:
+                continue
+            wrapped = _unwrap(by_name, node)
+            rank = ranks.get(wrapped, _rank(by_name.get(wrapped), word, inference_users))
+        elif node.op in _NON_OUTPUT_OPS:
+            continue
+        else:
+            rank = _rank(node, word, inference_users)
         if rank is not None:
-            ranked.append((rank, node.name))
-    return [name for _, name in sorted(ranked)][:limit]
+            ranks[node.name] = rank
+    order = {n.name: i for i, n in enumerate(graph_def.node)}
+
+    def key(name: str) -> tuple:
+        node = by_name[name]
+        named = node.op in _NAMING_OPS  # the user's name for what it wraps: ahead of it
+        return (ranks[name], not named, _generated(node), order[name])
+
+    return sorted(ranks, key=key)[:limit]
+
+
+_NAMING_OPS = {"Identity", "Snapshot"}
+
+
+def _rank(node, word: bool, inference_users) -> int | None:
+    if node is None:
+        return None
+    return (0 if node.op in _OUTPUT_OPS and word else
+            1 if node.op in ("Softmax", "Sigmoid") else
+            2 if word else
+            3 if node.op in _OUTPUT_OPS else
+            4 if not inference_users else None)
+
+
+def _unwrap(by_name: dict, node) -> str:
+    """The node an Identity chain wraps."""
+    seen = set()
+    while node is not None and node.op in _NAMING_OPS and node.input and node.name not in seen:
+        seen.add(node.name)
+        name = split_tensor(node.input[0])[0]
+        node = by_name.get(name)
+        if node is None or node.op not in _NAMING_OPS:
+            return name
+    return node.name if node is not None else ""
+
+
+def _generated(node) -> bool:
+    """Whether TensorFlow named the node after its op (`Identity_2`, `dense/Softmax`, `Mean`)."""
+    last = node.name.rsplit("/", 1)[-1]
+    return re.fullmatch(rf"{re.escape(node.op)}(_\d+)?", last) is not None or \
+        re.fullmatch(r"[A-Z]\w*(_\d+)?", last) is not None
 
 
 def _training_only(name: str) -> bool:

@@ -27,6 +27,8 @@ SAMPLES = {
     # extra outputs `flex_only` (Cumprod: TFLite only with SELECT_TF_OPS) and `odd` (Igamma: no
     # TFLite kernel, no tf2onnx mapping)
     "iris_odd_op": lambda out: iris_dnn.build(out, odd_op=True),
+    # output named by the user on an Identity (probs = tf.identity(softmax, name="probs"))
+    "iris_named": lambda out: iris_dnn.build(out, named_output=True),
     # tf_keras CNN with BatchNorm + Dropout on the learning phase, both control flow versions
     "cnn_v1": lambda out: small_cnn.build(out, control_flow="v1"),
     "cnn_v2": lambda out: small_cnn.build(out, control_flow="v2"),

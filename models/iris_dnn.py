@@ -57,7 +57,7 @@ def _batchnorm(h, is_training, use_resource):
 
 def build(out_dir: str, variables: str = "ref", sharded: bool = False, dropout: str = "flag",
           batchnorm: bool = False, control_flow: str = "v2", steps: int = 200,
-          odd_op: bool = False) -> str:
+          odd_op: bool = False, named_output: bool = False) -> str:
     """Train and save; returns the checkpoint prefix."""
     if control_flow == "v1":
         v1.disable_control_flow_v2()
@@ -92,7 +92,10 @@ def build(out_dir: str, variables: str = "ref", sharded: bool = False, dropout: 
             b3 = v1.get_variable("logits/bias", [3], initializer=v1.zeros_initializer(),
                                  use_resource=use_resource)
             logits = tf.add(tf.matmul(h, w3), b3, name="logits")
-        probs = tf.nn.softmax(logits, name="probs")
+        if named_output:  # the user's name on an Identity: `probs` wraps `Softmax`
+            probs = tf.identity(tf.nn.softmax(logits), name="probs")
+        else:
+            probs = tf.nn.softmax(logits, name="probs")
         if odd_op:  # outputs through ops some targets lack
             # Cumprod: not a TFLite builtin, but a Flex (SELECT_TF_OPS) kernel
             tf.math.cumprod(probs, axis=1, name="flex_only")

@@ -38,6 +38,17 @@ def test_flags_get_inference_values_and_are_not_inputs(graph_def):
     assert [i.name for i in names.default_inputs(graph_def, outputs, set(flags))] == ["x:0"]
 
 
+def test_a_name_the_user_gave_comes_before_the_op_it_wraps(samples, freeze):
+    """iris_named: probs = tf.identity(tf.nn.softmax(logits), name="probs")."""
+    from graphfreeze.sources.checkpoint_files import read_meta_graph
+
+    graph_def = read_meta_graph(str(samples / "iris_named" / "model.ckpt-200.meta")).graph_def
+    likely = names.likely_outputs(graph_def)
+    assert likely[:2] == ["probs", "Softmax"], likely
+    result = freeze("inspect", samples / "iris_named", "--json")
+    assert '"name": "probs:0"' in result.output and '"Softmax"' in result.output
+
+
 def test_likely_outputs_rank_probabilities_first(graph_def):
     assert names.likely_outputs(graph_def)[0] == "probs"
     assert "loss" not in names.likely_outputs(graph_def)
