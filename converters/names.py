@@ -48,6 +48,7 @@ class TensorRef:
 
     node: str
     index: int = 0
+    shape: tuple[int | None, ...] | None = None  # a shape the user fixed: x:0[1,224,224,3]
 
     @property
     def name(self) -> str:
@@ -55,11 +56,31 @@ class TensorRef:
 
 
 def parse_names(text: str | list[str] | tuple[str, ...] | None) -> list[str]:
-    """'a, b:0' or ['a', 'b:0'] -> ['a', 'b:0'] (empty entries dropped)."""
+    """'a, b:0[1,224,224,3]' or ['a', 'b:0'] -> ['a', 'b:0[1,224,224,3]'] (commas inside
+    brackets kept; empty entries dropped)."""
     if text is None:
         return []
-    items = text.split(",") if isinstance(text, str) else [p for t in text for p in t.split(",")]
+    items = []
+    for part in [text] if isinstance(text, str) else text:
+        items += re.findall(r"(?:[^,\[]|\[[^\]]*\])+", part)
     return [i.strip() for i in items if i.strip()]
+
+
+def split_shape(raw: str, role: str) -> tuple[str, tuple[int | None, ...] | None]:
+    """'x:0[1,224,224,3]' -> ('x:0', (1, 224, 224, 3)); '-1' or '?' is an unknown dim."""
+    match = re.fullmatch(r"(.*?)\[([^\]]*)\]", raw.strip())
+    if not match:
+        return raw.strip(), None
+    dims = []
+    for dim in (d.strip() for d in match.group(2).split(",") if d.strip()):
+        if dim in ("?", "-1", "None"):
+            dims.append(None)
+        elif dim.isdigit():
+            dims.append(int(dim))
+        else:
+            raise InputError(f"{role} '{raw}': shape dims must be numbers (or ? for unknown), "
+                             "e.g. x:0[1,224,224,3]")
+    return match.group(1), tuple(dims)
 
 
 def suggest(name: str, candidates: list[str], n: int = 3) -> str:
@@ -75,12 +96,15 @@ def resolve(graph_def, names: list[str], role: str, where: str) -> list[TensorRe
     by_name = nodes_by_name(graph_def)
     refs = []
     for raw in names:
-        node, index = split_tensor(raw.strip())
+        name, shape = split_shape(raw, role)
+        node, index = split_tensor(name)
         if node not in by_name:
             hint = suggest(node, list(by_name))
             fix = f"did you mean {hint}?" if hint else "run `freeze inspect` to list the nodes"
-            raise InputError(f"{role} '{raw}' not in graph {where}; {fix}")
-        refs.append(TensorRef(node, index))
+            raise InputError(f"{role} '{name}' not in graph {where}; {fix}")
+        if shape is not None and role != "input":
+            raise InputError(f"{role} '{raw}': only --inputs take a shape; drop [..]")
+        refs.append(TensorRef(node, index, shape))
     return refs
 
 

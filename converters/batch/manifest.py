@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.errors import ConfigError, GraphFreezeError
+from graphfreeze.names import parse_names
 from graphfreeze.options import option_names, parse_options
 from graphfreeze.paths import gfile
 
@@ -159,9 +160,8 @@ def _job_options(raw: dict, where: str, folder: str) -> JobOptions:
            if k in ("outputs", "inputs", "targets", "custom_objects") else v
            for k, v in raw.items()}
     for key in ("outputs", "inputs", "targets"):  # "a,b" as on the command line
-        if isinstance(raw.get(key), list):
-            raw[key] = [p.strip() for v in raw[key] if isinstance(v, str)
-                        for p in v.split(",") if p.strip()] or raw[key]
+        if isinstance(raw.get(key), list) and all(isinstance(v, str) for v in raw[key]):
+            raw[key] = parse_names(raw[key])
     options = parse_options(JobOptions, raw, where)
     if folder:  # paths in a manifest are relative to its folder
         rel = {k: storage.join(folder, getattr(options, k)) for k in ("meta", "calibration",

@@ -1,5 +1,6 @@
 """The inference subgraph: the original graph cut to what the outputs need, the inputs a user
-chose (any tensor) turned into placeholders."""
+chose (any tensor) turned into placeholders, with the shapes the user fixed
+(`--inputs x:0[1,224,224,3]`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,36 @@ def inference_subgraph(graph_def, keep: list[str], inputs):
     if cut is graph_def:  # nothing cut away: copy before editing
         cut = type(graph_def)()
         cut.CopyFrom(graph_def)
-    return _inputs_as_placeholders(cut, graph_def, inputs)
+    return _fixed_shapes(_inputs_as_placeholders(cut, graph_def, inputs), inputs)
+
+
+def _fixed_shapes(cut_graph, inputs):
+    """Each input the user gave a shape gets it (dims given as ? keep the graph's); a shape that
+    disagrees with the graph (rank, or a fixed dim) is an InputError naming both."""
+    by_name = {n.name: n for n in cut_graph.node}
+    for ref in inputs:
+        if ref.shape is None:
+            continue
+        proto = by_name[ref.node].attr["shape"].shape
+        have = None if proto.unknown_rank else [d.size if d.size >= 0 else None for d in proto.dim]
+        want = list(ref.shape)
+        if have is not None:
+            bad = len(have) != len(want) or any(
+                h is not None and w is not None and h != w for h, w in zip(have, want, strict=True))
+            if bad:
+                raise InputError(f"input '{ref.name}': --inputs gives {_spell(want)} but the graph "
+                                 f"has {_spell(have)}; give a shape of the same rank whose fixed "
+                                 "dims agree")
+            want = [h if w is None else w for h, w in zip(have, want, strict=True)]
+        proto.unknown_rank = False
+        del proto.dim[:]
+        for dim in want:
+            proto.dim.add().size = -1 if dim is None else dim
+    return cut_graph
+
+
+def _spell(dims) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
 
 def _inputs_as_placeholders(cut_graph, original, inputs):

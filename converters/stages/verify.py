@@ -112,7 +112,7 @@ def run(state, options: VerifyOptions):
                                                         strict=True)}
     failures = {name: failure(m, options) for name, m in metrics.items()}
     report = {"tolerance": options.tolerance, "seed": options.seed,
-              "batch_size": options.batch_size,
+              "batch_size": _batch(feeds, options.batch_size),
               "max_abs_diff": {k: m["max_abs_diff"] for k, m in metrics.items()},
               "metrics": metrics, "passed": not any(failures.values())}
     if options.mean_tolerance is not None:
@@ -126,6 +126,12 @@ def run(state, options: VerifyOptions):
             "Check --outputs/--inputs, or pass --tolerance X or --no-verify")
     artifact = dataclasses.replace(artifact, facts={**artifact.facts, "verification": report})
     return dataclasses.replace(state, artifact=artifact)
+
+
+def _batch(feeds: dict, default: int) -> int:
+    """The batch the comparison ran on (a fixed input shape may differ from the option)."""
+    first = next(iter(feeds.values()), None)
+    return int(first.shape[0]) if first is not None and first.ndim else default
 
 
 STAGE = Stage("verify", run, "artifact", "artifact", VerifyOptions,
