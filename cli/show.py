@@ -40,21 +40,23 @@ def written(results) -> None:
 
 def verification_table(results) -> Table:
     table = Table(title="compared with the original on seeded inputs", title_justify="left")
-    for col in ("target", "file", "size", "output", "max |diff|", "mean |diff|", "top-1", "ok"):
-        table.add_column(col, no_wrap=col != "file", overflow="fold", justify="right" if col in (
-            "size", "max |diff|", "mean |diff|", "top-1") else "left")
+    numbers = ("size", "max |diff|", "mean |diff|", "rmse", "cosine", "top-1")
+    for col in ("target", "file", "size", "output", *numbers[1:], "ok"):
+        table.add_column(col, no_wrap=col != "file", overflow="fold",
+                         justify="right" if col in numbers else "left")
     for w in results:
         car = w.sidecar
         check = car.verification
         name = car.file
         if not check:
-            table.add_row(w.target, name, size(car.bytes), "-", "not verified", "", "", "")
+            table.add_row(w.target, name, size(car.bytes), "-", "not verified", "", "", "", "",
+                          "")
             continue
         for output, m in check["metrics"].items():
             top1 = m.get("top1_agreement")
             table.add_row(w.target, name, size(car.bytes), output, f"{m['max_abs_diff']:.2g}",
-                          f"{m['mean_abs_diff']:.2g}", "" if top1 is None else f"{top1:.0%}",
-                          "yes" if check["passed"] else "no")
+                          f"{m['mean_abs_diff']:.2g}", f"{m['rmse']:.2g}", f"{m['cosine']:.6f}",
+                          "" if top1 is None else f"{top1:.0%}", "yes" if check["passed"] else "no")
             name = ""  # the file once per target
     return table
 

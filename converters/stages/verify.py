@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from graphfreeze import memory
 from graphfreeze.errors import ConfigError, VerificationError
+from graphfreeze.metrics import compare
 from graphfreeze.plugins import Stage
 from graphfreeze.tensors import io_infos, sample_inputs
 
@@ -32,26 +33,6 @@ def reference_outputs(state, feeds: dict) -> list:
                   if value is not None and name in present}
     return state.model.run_reference(graph_def, {**feeds, **flag_feeds},
                                      [t.name for t in state.outputs])
-
-
-def compare(expected, got) -> dict:
-    """max and mean abs difference, and top-1 agreement for [batch, classes] outputs."""
-    import numpy as np
-
-    if expected.shape != got.shape:
-        return {"max_abs_diff": float("inf"), "mean_abs_diff": float("inf"),
-                "shape": [list(expected.shape), list(got.shape)]}
-    if expected.dtype.kind in "fc":
-        same_nan = np.isnan(expected) & np.isnan(got)
-        diff = np.where(same_nan, 0, np.abs(expected.astype(np.float64) - got.astype(np.float64)))
-    else:
-        diff = (expected != got).astype(np.float64)
-    result = {"max_abs_diff": float(diff.max()) if diff.size else 0.0,
-              "mean_abs_diff": float(diff.mean()) if diff.size else 0.0}
-    if expected.ndim >= 2 and expected.shape[-1] > 1 and expected.dtype.kind in "fiu":
-        agree = np.argmax(expected, axis=-1) == np.argmax(got, axis=-1)
-        result["top1_agreement"] = float(agree.mean())
-    return result
 
 
 def failure(metrics: dict, options: VerifyOptions) -> str | None:

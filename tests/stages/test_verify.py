@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from graphfreeze.errors import ConfigError
+from graphfreeze.metrics import compare
 from graphfreeze.stages import verify
-from graphfreeze.stages.verify import VerifyOptions, compare, failure
+from graphfreeze.stages.verify import VerifyOptions, failure
 from graphfreeze.state import Artifact, State
 
 
@@ -17,6 +18,10 @@ def test_metrics_and_each_threshold():
     assert m["max_abs_diff"] == pytest.approx(0.4)
     assert m["mean_abs_diff"] == pytest.approx((0.1 * 2 + 0.4 * 2) / 6)
     assert m["top1_agreement"] == pytest.approx(2 / 3)
+    assert m["rmse"] == pytest.approx(np.sqrt((0.1 ** 2 * 2 + 0.4 ** 2 * 2) / 6))
+    a, b = expected.ravel().astype(np.float64), got.ravel().astype(np.float64)
+    assert m["cosine"] == pytest.approx(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+    assert compare(expected, expected)["cosine"] == pytest.approx(1.0)
     assert "differs by up to 0.4" in failure(m, VerifyOptions(tolerance=0.1))
     loose = VerifyOptions(tolerance=1.0)
     assert failure(m, loose) is None
