@@ -1,0 +1,126 @@
+"""export_onnx called directly on a real frozen and stripped sample graph (no CLI)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import onnx
+import pytest
+from graphfreeze.graph.session import run_graph_def
+from graphfreeze.stages import onnx_export
+from graphfreeze.stages.onnx_export import OnnxOptions, canonical_names, unmapped_ops
+from graphfreeze.tensors import sample_inputs
+
+from tests.stages.test_tflite import export, graph_state
+
+
+@pytest.fixture(scope="module")
+def cnn(samples):
+    return graph_state(samples / "cnn_v2")
+
+
+def test_export_writes_a_checked_model_whose_runner_matches_the_frozen_graph(cnn, tmp_path):
+    path = tmp_path / "cnn.onnx"
+    done, batch = export(cnn, onnx_export.run, OnnxOptions(), path, "onnx")
+    with batch:
+        artifact = done.artifact
+        assert artifact.format == "onnx" and artifact.facts["external_data"] is None
+        assert artifact.facts["opset"] >= 13
+        assert artifact.facts["onnx_node_count"] == sum(artifact.facts["onnx_op_counts"].values())
+        assert "Conv" in artifact.facts["onnx_op_counts"]
+        assert [(i.name, i.shape) for i in artifact.inputs] == [("images:0", (None, 16, 16, 3))]
+        feeds = sample_inputs(artifact.inputs, 3, seed=2)
+        (got,) = artifact.run(feeds)  # onnx.checker, then onnxruntime on the staged file
+        (want,) = run_graph_def(cnn.graph_def, feeds, ["probs:0"])
+        np.testing.assert_allclose(got, want, atol=1e-5)
+        batch.commit()
+    data = path.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == artifact.sha256 and len(data) == artifact.size
+    model = onnx.load(str(path))
+    assert [i.name for i in model.graph.input] == ["images:0"]
+    assert [o.name for o in model.graph.output] == ["probs:0"]
+    assert unmapped_ops(model) == []
+
+
+def test_conversion_is_deterministic_and_generated_names_are_renumbered(cnn):
+    import re
+
+    from tf2onnx import utils
+
+    first = onnx_export.to_onnx(cnn, 13)
+    utils.INTERNAL_NAME = 5000  # as after many conversions in one process
+    second = onnx_export.to_onnx(cnn, 13)
+    assert first.SerializeToString(deterministic=True) == \
+        second.SerializeToString(deterministic=True)
+    keep = {n.name for n in cnn.graph_def.node}
+    numbers = {int(m) for n in first.graph.node for name in (n.name, *n.output)
+               if name.split(":")[0] not in keep for m in re.findall(r"__(\d+)", name)}
+    assert numbers and max(numbers) <= len(first.graph.node) + len(first.graph.initializer)
+    names = [t.name for t in first.graph.initializer]
+    assert names == sorted(names)
+
+
+def test_canonical_names_renumber_in_order_of_appearance():
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Relu", ["x"], ["Conv__21:0"], name="Conv__21"),
+             helper.make_node("Add", ["Conv__21:0", "const_fold_opt__99"], ["keep__7"],
+                              name="keep__7"),
+             helper.make_node("Identity", ["keep__7"], ["unk__3"], name="unk__3")]
+    weight = helper.make_tensor("const_fold_opt__99", TensorProto.FLOAT, [1], [1.0])
+    other = helper.make_tensor("a_weight__50", TensorProto.FLOAT, [1], [2.0])
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, ["unk__3"])],
+                              [helper.make_tensor_value_info("unk__3", 1, ["unk__3"])],
+                              initializer=[weight, other])
+    model = helper.make_model(graph)
+    canonical_names(model, keep={"x", "keep__7"})
+    g = model.graph
+    # value infos first (input x, output unk__3 and its dim), then nodes, then initializers
+    assert [n.name for n in g.node] == ["Conv__2", "keep__7", "unk__1"]
+    assert list(g.node[1].input) == ["Conv__2:0", "const_fold_opt__3"]
+    assert g.output[0].name == "unk__1"
+    assert g.input[0].type.tensor_type.shape.dim[0].dim_param == "unk__1"
+    assert [t.name for t in g.initializer] == ["a_weight__4", "const_fold_opt__3"]
+
+
+def test_unmapped_ops_lists_what_no_opset_defines():
+    from onnx import helper
+
+    nodes = [helper.make_node("Relu", ["x"], ["a"]),
+             helper.make_node("Igamma", ["a", "a"], ["b"]),
+             helper.make_node("FusedConv", ["b"], ["c"], domain="com.microsoft"),
+             helper.make_node("Cumprod", ["c"], ["d"], domain="ai.onnx.contrib"),
+             helper.make_node("LabelEncoder", ["d"], ["e"], domain="ai.onnx.ml")]
+    model = helper.make_model(helper.make_graph(nodes, "g", [], []))
+    assert unmapped_ops(model) == ["Igamma", "ai.onnx.contrib:Cumprod"]
+
+
+def test_large_weights_go_to_an_external_data_file(cnn, tmp_path):
+    path = tmp_path / "ext.onnx"
+    done, batch = export(cnn, onnx_export.run, OnnxOptions(external_data_bytes=1024), path,
+                         "onnx")
+    with batch:
+        artifact = done.artifact
+        assert artifact.facts["external_data"] == "ext.onnx.data"
+        assert artifact.summary == ("weights in ext.onnx.data (keep it beside the model)",)
+        feeds = sample_inputs(artifact.inputs, 2, seed=4)
+        (got,) = artifact.run(feeds)
+        batch.commit()
+    (want,) = run_graph_def(cnn.graph_def, feeds, ["probs:0"])
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    data = (tmp_path / "ext.onnx.data").stat().st_size
+    assert data >= 512 * 5 * 4 and artifact.size == data + path.stat().st_size
+    model = onnx.load(str(path), load_external_data=False)
+    external = [t.name for t in model.graph.initializer
+                if t.data_location == onnx.TensorProto.EXTERNAL]
+    assert len(external) >= 1
+
+
+def test_opset_outside_the_install_is_refused_with_the_options():
+    from graphfreeze.opsupport.onnx import MIN_OPSET, newest_opset
+
+    with pytest.raises(ValueError, match=rf"--opset 8: this install converts opsets {MIN_OPSET} "
+                                         rf"to {newest_opset()}"):
+        OnnxOptions(opset=8)
+    assert OnnxOptions(opset=newest_opset()).opset == newest_opset()
