@@ -44,3 +44,30 @@ def test_const_in_a_cond_frame_is_not_folded_free(build):
         v1.enable_control_flow_v2()
     folded = fold_constants(graph, ["y", "p"])
     assert "Merge" in op_counts(folded) and "Switch" in op_counts(folded)
+
+
+def test_huge_results_stay_ops_and_are_never_computed(build, run):
+    """A 16 TiB Fill (and what reads it) is judged by its static shape, not evaluated."""
+    import resource
+
+    def model():
+        x = v1.placeholder(tf.float32, [None, 3], name="x")
+        huge = tf.fill(tf.constant([2**40, 4], tf.int64), 1.0, name="huge")
+        big = tf.fill([3000, 3000], 2.0, name="big")  # 36 MB from a scalar: grows too much
+        small = tf.reduce_sum(tf.fill([2, 3], 0.5), axis=0, name="small")  # folds
+        tf.identity(x * small + 0.0 * tf.reduce_sum(huge) + tf.reduce_max(big), name="y")
+
+    graph = build(model)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    folded = fold_constants(graph, ["y", "x"])
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB
+    nodes = {n.name: n.op for n in folded.node}
+    assert nodes["huge"] == "Fill" and nodes["big"] == "Fill" and nodes["small"] == "Const"
+    np.testing.assert_allclose(folded_value(folded, "small"), [1.0, 1.0, 1.0])
+
+
+def folded_value(graph_def, name):
+    from tensorflow.python.framework import tensor_util
+
+    node = next(n for n in graph_def.node if n.name == name)
+    return tensor_util.MakeNdarray(node.attr["value"].tensor)
