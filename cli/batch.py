@@ -43,7 +43,7 @@ def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, n
       freeze batch models.toml --jobs 2
       freeze batch runs/*/ --outputs probs --target android,tflite --shard 1/4
     """
-    from graphfreeze_cli.main import _run
+    from graphfreeze_cli.running import run
 
     manifest = sources[0] if len(sources) == 1 and sources[0].endswith(".toml") else None
     shared = {"outputs": outputs, "inputs": inputs, "targets": targets, "out_dir": out_dir}
@@ -52,7 +52,7 @@ def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, n
         raise click.UsageError("with a manifest, set --outputs/--inputs/--target/--out-dir in it")
     if "targets" in shared:
         shared["targets"] = list(shared["targets"])
-    _run(lambda: _batch(manifest, None if manifest else list(sources), shared, jobs,
+    run(lambda: _batch(manifest, None if manifest else list(sources), shared, jobs,
                         None if no_cache else (cache_dir or "default"), shard, timeout,
                         fail_fast, executor, address, report_dir), debug)
 

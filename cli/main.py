@@ -10,8 +10,9 @@ if "--debug" in sys.argv:  # TensorFlow's C++ logs on (graphfreeze sets them off
 
 import click  # noqa: E402
 from graphfreeze import __version__  # noqa: E402
-from graphfreeze.errors import GraphFreezeError, first_line  # noqa: E402
 from graphfreeze.names import parse_names  # noqa: E402
+from graphfreeze_cli.batch import batch_command  # noqa: E402
+from graphfreeze_cli.running import quiet_tensorflow, run  # noqa: E402
 
 EXIT_CODES = """Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input model or name,
 4 output exists or unwritable, 5 verification mismatch, 6 target/plugin/manifest configuration,
@@ -152,7 +153,7 @@ def convert_command(path, ckpt, saved_model, keras_file, graph_file, kind, meta,
                       outputs=tuple(parse_names(outputs)), inputs=tuple(parse_names(inputs)),
                       targets=tuple(parse_names(targets)) or ("android",),
                       output=output, force=force, verify=not no_verify, overrides=overrides)
-    _run(lambda: _convert(request, debug), debug)
+    run(lambda: _convert(request, debug), debug)
 
 
 def _convert(request, debug: bool):
@@ -160,7 +161,7 @@ def _convert(request, debug: bool):
     from graphfreeze_cli import show
     from rich.console import Console
 
-    _quiet_tensorflow(debug)
+    quiet_tensorflow(debug)
     err = Console(stderr=True)
     with err.status("loading", spinner="dots") as status:
         written = convert(request, on_stage=lambda t, s: status.update(f"{t}: {s}"))
@@ -177,7 +178,7 @@ def targets_command():
 
         show.targets(Registry.default())
 
-    _run(list_them, debug=False)
+    run(list_them, debug=False)
 
 
 @main.command("inspect")
@@ -196,7 +197,7 @@ def inspect_command(path, as_json, kind, meta, step, tag, signature, custom_obje
         from graphfreeze.inspect import inspect
         from graphfreeze_cli import show
 
-        _quiet_tensorflow(debug)
+        quiet_tensorflow(debug)
         options = _source_options(meta, step, tag, signature, custom_objects, source_option)
         report = inspect(path, kind=kind, options=options, unsafe=unsafe)
         if as_json:
@@ -204,58 +205,10 @@ def inspect_command(path, as_json, kind, meta, step, tag, signature, custom_obje
         else:
             show.report(report)
 
-    _run(describe, debug)
+    run(describe, debug)
 
 
-def _quiet_tensorflow(debug: bool) -> None:
-    if not debug:
-        from graphfreeze.quiet import import_tensorflow_quietly
-
-        import_tensorflow_quietly()
-
-
-class _Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: unwound like Ctrl-C, so temporaries are removed and nothing is written."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _stop_on(signum, frame) -> None:
-    raise _Stopped(signum)
-
-
-def _run(action, debug: bool) -> None:
-    import signal
-
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _stop_on)
-    try:
-        action()
-    except GraphFreezeError as err:
-        if debug:
-            raise
-        click.echo(f"error: {err}", err=True)
-        sys.exit(err.exit_code)
-    except KeyboardInterrupt as err:
-        click.echo("interrupted; nothing written", err=True)
-        sys.exit(128 + getattr(err, "signum", 2))
-    except Exception as err:  # a bug: one line, the traceback with --debug
-        if debug:
-            raise
-        click.echo(f"internal error: {type(err).__name__}: {first_line(err)} (rerun with --debug)",
-                   err=True)
-        sys.exit(1)
-
-
-def _register_batch() -> None:
-    from graphfreeze_cli.batch import batch_command
-
-    main.add_command(batch_command)
-
-
-_register_batch()
+main.add_command(batch_command)
 
 if __name__ == "__main__":
     main()

@@ -93,11 +93,19 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     source, options = resolve(request.source, request.kind, request.source_options, registry)
     paths = output_paths(request, plans, source.stem(request.source, options))
     sidecars = {t: p + ".json" for t, p in paths.items()}
+    inputs = {_real(p) for p in [request.source, *source.files(request.source, options)]}
     for path in [*paths.values(), *sidecars.values()]:
-        if path.rstrip("/") == request.source.rstrip("/"):
-            raise OutputError(f"{path}: is the input model; choose another -o")
+        if _real(path) in inputs:
+            raise OutputError(f"{path}: is a file of the input model; choose another -o")
     storage.check_writable([*paths.values(), *sidecars.values()], request.force)
     return Prepared(request, registry, source, options, plans, paths, sidecars)
+
+
+def _real(path: str) -> str:
+    """One spelling per file: local paths resolved (relative, `./`, symlinks), remote as given."""
+    import os
+
+    return path.rstrip("/") if storage.is_remote(path) else os.path.realpath(path.rstrip("/"))
 
 
 def initial_state(request: Request, model, registry: Registry) -> State:

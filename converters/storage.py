@@ -18,6 +18,7 @@ from graphfreeze.errors import GraphFreezeError, InputError, OutputError, first_
 from graphfreeze.paths import basename, dirname, expand, is_remote, join  # noqa: F401 -- re-exported
 from graphfreeze.paths import gfile as _gfile
 from graphfreeze.temporaries import remove, sweep, temp_name
+from graphfreeze.trees import tree_digest, tree_files  # noqa: F401 -- re-exported
 
 
 def glob(prefix: str, pattern: str) -> list[str]:
@@ -294,36 +295,3 @@ def _upload(local: str, remote: str) -> None:
         for name in names:
             if join(root, name) not in new:
                 gfile.remove(join(root, name))
-
-
-def tree_digest(path: str) -> tuple[str, int]:
-    """(sha256, bytes) of a file, or of a directory's files (relative names and contents)."""
-    import hashlib
-
-    digest, total = hashlib.sha256(), 0
-    for full, rel in tree_files(path):
-        if rel:
-            digest.update(rel.encode() + b"\0")
-        with _open(full) as f:
-            while chunk := f.read(1 << 22):
-                digest.update(chunk)
-                total += len(chunk)
-    return digest.hexdigest(), total
-
-
-def tree_files(path: str) -> list[tuple[str, str]]:
-    """[(full path, path relative to `path`)] of a file ("" relative) or a directory's files,
-    sorted, "/"-separated."""
-    if not (_gfile().isdir(path) if is_remote(path) else os.path.isdir(path)):
-        return [(path, "")]
-    walk = _gfile().walk(path) if is_remote(path) else os.walk(path)
-    found = []
-    for root, _, names in walk:
-        for name in names:
-            full = join(root, name)
-            found.append((full, full[len(path):].replace(os.sep, "/").lstrip("/")))
-    return sorted(found, key=lambda item: item[1])
-
-
-def _open(path: str):
-    return _gfile().GFile(path, "rb") if is_remote(path) else open(path, "rb")

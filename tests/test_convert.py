@@ -94,20 +94,14 @@ def test_prepare_refuses_an_existing_output_unless_forced(sample, registry):
 def test_prepare_refuses_the_input_as_output(other, registry):
     frozen = other("frozen.pb")
     for force in (False, True):
-        with pytest.raises(OutputError, match=r"frozen.pb: is the input model; choose another -o"):
+        with pytest.raises(OutputError, match=r"frozen.pb: is a file of the input model; choose another -o"):
             prepare(Request(source=str(frozen), output=str(frozen), force=force), registry)
     saved = other("tf2_savedmodel")
-    with pytest.raises(OutputError, match="is the input model"):
+    with pytest.raises(OutputError, match="of the input model"):
         prepare(Request(source=f"{saved}/", targets=("server",), output=str(saved), force=True),
                 registry)
 
 
-SAME_FILE_BUG = ("prepare compares each output only with the source path as typed (rstrip('/')), "
-                 "so with --force an output that is another spelling of it, or another file the "
-                 "source reads (Source.files), is accepted and replaced at commit")
-
-
-@pytest.mark.xfail(strict=True, reason=SAME_FILE_BUG)
 @pytest.mark.parametrize("source,output", [
     ("./frozen.pb", "frozen.pb"),  # the same file, spelt two ways
     ("frozen.pb", "{other}/frozen.pb"),
@@ -118,7 +112,7 @@ def test_prepare_refuses_every_input_file_as_output(samples, other_samples, regi
                                                     monkeypatch, source, output):
     monkeypatch.chdir(other_samples)
     where = {"other": other_samples, "iris": samples / "iris"}
-    with pytest.raises(OutputError, match="is the input model"):
+    with pytest.raises(OutputError, match="of the input model"):
         prepare(Request(source=source.format(**where), output=output.format(**where),
                         force=True), registry)
 

@@ -80,7 +80,7 @@ class FrozenGraphSource(Source):
     order = 40
 
     def detect(self, path: str) -> bool:
-        return path.endswith((".pb", ".pbtxt"))
+        return path.endswith((".pb", ".pbtxt")) and storage.exists(path)
 
     def stem(self, path: str, options) -> str:
         return re.sub(r"\.(pb|pbtxt)$", "", path) + ".optimized"

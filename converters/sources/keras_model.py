@@ -211,7 +211,7 @@ class KerasSource(Source):
     order = 30
 
     def detect(self, path: str) -> bool:
-        return path.rstrip("/").endswith((".keras", ".h5", ".hdf5"))
+        return path.rstrip("/").endswith((".keras", ".h5", ".hdf5")) and storage.exists(path)
 
     def stem(self, path: str, options: KerasOptions) -> str:
         return re.sub(r"\.(keras|h5|hdf5)$", "", path)

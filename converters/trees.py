@@ -1,0 +1,41 @@
+"""Files and directory trees read whole: their files in a stable order, and their digests."""
+
+from __future__ import annotations
+
+import os
+
+from graphfreeze.paths import gfile as _gfile
+from graphfreeze.paths import is_remote, join
+
+
+def tree_digest(path: str) -> tuple[str, int]:
+    """(sha256, bytes) of a file, or of a directory's files (relative names and contents)."""
+    import hashlib
+
+    digest, total = hashlib.sha256(), 0
+    for full, rel in tree_files(path):
+        if rel:
+            digest.update(rel.encode() + b"\0")
+        with _open(full) as f:
+            while chunk := f.read(1 << 22):
+                digest.update(chunk)
+                total += len(chunk)
+    return digest.hexdigest(), total
+
+
+def tree_files(path: str) -> list[tuple[str, str]]:
+    """[(full path, path relative to `path`)] of a file ("" relative) or a directory's files,
+    sorted, "/"-separated."""
+    if not (_gfile().isdir(path) if is_remote(path) else os.path.isdir(path)):
+        return [(path, "")]
+    walk = _gfile().walk(path) if is_remote(path) else os.walk(path)
+    found = []
+    for root, _, names in walk:
+        for name in names:
+            full = join(root, name)
+            found.append((full, full[len(path):].replace(os.sep, "/").lstrip("/")))
+    return sorted(found, key=lambda item: item[1])
+
+
+def _open(path: str):
+    return _gfile().GFile(path, "rb") if is_remote(path) else open(path, "rb")
