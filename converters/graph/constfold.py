@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from graphfreeze.graph.consts import make_const
 from graphfreeze.graph.graphdefs import (
+    GraphDef,
     extract,
     is_control,
     node_of,
@@ -21,8 +22,6 @@ from graphfreeze.graph.graphdefs import (
     with_nodes,
 )
 from graphfreeze.graph.session import lean_config
-from tensorflow.core.framework import graph_pb2
-from tensorflow.python.framework import op_def_registry
 
 _NEVER_FOLD = {
     "Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "Switch", "RefSwitch", "Merge",
@@ -36,13 +35,15 @@ MAX_FOLD_TOTAL = 2 << 30  # all results one folding computes together
 
 
 def _foldable_op(op: str) -> bool:
+    from tensorflow.python.framework import op_def_registry
+
     if op in _NEVER_FOLD:
         return False
     op_def = op_def_registry.get(op)
     return op_def is not None and not op_def.is_stateful
 
 
-def fold_constants(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
+def fold_constants(graph_def, keep: list[str], owned: bool = False) -> GraphDef:
     """Replace every non-Const node computable from Consts alone by its value (sizes allowing).
 
     `keep` are output node names: they survive (as Consts if folded) and define what is kept.

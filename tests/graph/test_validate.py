@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from graphfreeze.errors import InputError
-from graphfreeze.graph.validate import check_feed_size, check_graph_def
+from graphfreeze.graph.validate import check_graph_def
+from graphfreeze.graph.validate_values import check_feed_size
 from tensorflow.core.framework import graph_pb2
 from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2
 

@@ -1,0 +1,118 @@
+"""Checks of values and sizes: Const contents against their shapes, placeholders and tensors
+made from constant shapes (Fill, random ops), and the sample inputs verification makes.
+
+Part of `validate.check_graph_def`; `check_feed_size` is for the verify stage.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from graphfreeze.errors import InputError
+from graphfreeze.graph.graphdefs import split_tensor
+
+MAX_CONST_BYTES = 2 << 30  # a real Const fits the 2 GiB protobuf; splats expand on import
+MAX_TENSOR_BYTES = 16 << 30  # a placeholder, or a tensor made from a constant shape
+MAX_FEED_BYTES = 1 << 30  # one sample input made for verification
+_SHAPED_BY = {"Fill": (0, "T"), "Empty": (0, "dtype"), "BroadcastTo": (1, "T"),  # input, dtype
+              "RandomUniform": (0, "dtype"), "RandomStandardNormal": (0, "dtype"),
+              "TruncatedNormal": (0, "dtype"), "RandomUniformInt": (0, "Tout")}
+_PLACEHOLDERS = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault")
+_VALUE_FIELDS = ("half_val", "float_val", "double_val", "int_val", "string_val", "scomplex_val",
+                 "int64_val", "bool_val", "dcomplex_val", "resource_handle_val", "variant_val",
+                 "uint32_val", "uint64_val")
+_FIX = "fix or re-export the graph"
+
+
+def check_feed_size(name: str, shape, dtype, where: str) -> None:
+    """Refuse a sample input over MAX_FEED_BYTES (`shape` concrete, `dtype` numpy-like)."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if size > MAX_FEED_BYTES:
+        raise InputError(f"{where}: input '{name}' of shape {list(shape)} ({dtype.name}) would "
+                         f"need {_human(size)} per sample input, over the {_human(MAX_FEED_BYTES)} "
+                         "verification allows; give it a smaller shape with --inputs or pass "
+                         "--no-verify")
+
+
+def _human(size: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.1f} {unit}" if unit != "bytes" else f"{size:.0f} bytes"
+        size /= 1024
+
+
+@functools.cache
+def _itemsize(dtype: int) -> int:
+    """Bytes per element of a DataType enum (0 for strings, resources, variants)."""
+    import numpy as np
+    from tensorflow.python.framework import dtypes
+
+    try:
+        return np.dtype(dtypes.as_dtype(dtype).as_numpy_dtype).itemsize
+    except (TypeError, ValueError):
+        return 0
+
+
+def type_name(dtype) -> str:
+    from tensorflow.core.framework import types_pb2
+
+    return types_pb2.DataType.Name(dtype) if dtype in types_pb2.DataType.values() else str(dtype)
+
+
+def check_const(node, at: str) -> None:
+    """The value's dtype is the node's, and its content fits its shape (and memory)."""
+    tensor = node.attr["value"].tensor
+    if "dtype" in node.attr and tensor.dtype != node.attr["dtype"].type:
+        raise InputError(f"{at} holds a {type_name(tensor.dtype)} value but says dtype "
+                         f"{type_name(node.attr['dtype'].type)}; {_FIX}")
+    shape = [d.size for d in tensor.tensor_shape.dim]
+    if tensor.tensor_shape.unknown_rank or any(d < 0 for d in shape):
+        raise InputError(f"{at} has a value of unknown or negative shape; {_FIX}")
+    count, itemsize = 1, _itemsize(tensor.dtype)
+    for d in shape:
+        count *= d
+    if count * max(itemsize, 1) > MAX_CONST_BYTES:
+        raise InputError(f"{at} has a value of shape {shape}, {_human(count * max(itemsize, 1))}, "
+                         f"more than any graph file can hold; {_FIX}")
+    values = max(len(getattr(tensor, f)) for f in _VALUE_FIELDS)
+    if not values:
+        content = len(tensor.tensor_content)  # one copy of the weights: upb has no cheaper len
+        if content and itemsize and content != count * itemsize:
+            raise InputError(f"{at} has {content} bytes of content but shape {shape} of "
+                             f"{type_name(tensor.dtype)} needs {count * itemsize}; {_FIX}")
+        return
+    per = 2 if tensor.dtype in (8, 18) else 1  # complex64/128: real and imaginary parts
+    if values > count * per:
+        raise InputError(f"{at} has {values // per} values but shape {shape} holds {count}; "
+                         f"{_FIX}")
+
+
+def check_sizes(nodes, by_name: dict, where: str) -> None:
+    """Placeholders, and tensors made from constant shapes (Fill, random ops), of sane size."""
+    import numpy as np
+    from tensorflow.python.framework import tensor_util
+
+    for node in nodes:
+        if node.op in _PLACEHOLDERS:
+            shape = node.attr["shape"].shape
+            shape = [] if shape.unknown_rank else [d.size for d in shape.dim]
+            dtype, what = node.attr["dtype"].type, "has shape"
+        elif node.op in _SHAPED_BY and len(node.input) > _SHAPED_BY[node.op][0]:
+            index, dtype_attr = _SHAPED_BY[node.op]
+            source = by_name[split_tensor(node.input[index])[0]]
+            if source.op != "Const":
+                continue
+            shape = tensor_util.MakeNdarray(source.attr["value"].tensor).reshape(-1).tolist()
+            dtype, what = node.attr[dtype_attr].type, "makes a tensor of shape"
+        else:
+            continue
+        if not shape or min(shape) < 0:
+            continue
+        size = int(np.prod(shape, dtype=object)) * max(_itemsize(dtype), 1)
+        if size > MAX_TENSOR_BYTES:
+            raise InputError(f"{where}: node '{node.name}' ({node.op}) {what} {shape} "
+                             f"({_human(size)}), more than any machine holds; fix the shape or "
+                             "re-export the graph")
