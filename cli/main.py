@@ -110,6 +110,9 @@ def source_flags(func):
               help="Output file (one target) or DIR/ (default: beside the model).")
 @click.option("--force", is_flag=True, help="Overwrite existing outputs.")
 @click.option("--no-verify", is_flag=True, help="Skip comparing against the original model.")
+@click.option("--explain", is_flag=True,
+              help="Also locate where each artifact diverges from the original (always done "
+                   "when verification fails).")
 @click.option("--tolerance", type=float, metavar="X",
               help="Max abs difference allowed by verification (default: the target's).")
 @click.option("--as-text", is_flag=True, help="server: write saved_model.pbtxt (text) instead.")
@@ -122,7 +125,7 @@ def source_flags(func):
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
 def convert_command(path, ckpt, saved_model, keras_file, graph_file, kind, meta, step, tag,
                     signature, custom_objects, source_option, unsafe, outputs, inputs, targets,
-                    output, force, no_verify, tolerance, as_text, opset, allow_tf_ops,
+                    output, force, no_verify, explain, tolerance, as_text, opset, allow_tf_ops,
                     calibration, debug):
     """Freeze a model: variables to constants, training ops stripped, exported, verified.
 
@@ -145,7 +148,8 @@ def convert_command(path, ckpt, saved_model, keras_file, graph_file, kind, meta,
     kind, source = given[0]
 
     given = {"tolerance": tolerance, "opset": opset, "calibration": _expand(calibration),
-             "as_text": as_text or None, "allow_tf_ops": allow_tf_ops or None}
+             "as_text": as_text or None, "allow_tf_ops": allow_tf_ops or None,
+             "explain": explain or None}
     overrides = {k: v for k, v in given.items() if v is not None}
     request = Request(source=source, kind=kind, unsafe=unsafe,
                       source_options=_source_options(meta, step, tag, signature, custom_objects,

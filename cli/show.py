@@ -33,6 +33,12 @@ def written(results) -> None:
             out.print(f"  {line}")
         out.print(f"  sidecar: {w.sidecar_path}")
     Console(highlight=False, width=max(out.width, 120)).print(verification_table(results))
+    from graphfreeze.diverge import lines
+
+    for w in results:
+        divergence = (w.sidecar.verification or {}).get("divergence")
+        if divergence:
+            out.print(f"[bold]{w.target}[/]: " + "\n".join(lines(divergence)), markup=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     for warning in sorted({x for w in results for x in w.sidecar.warnings}):
         err.print(f"[bold yellow]warning:[/] {warning}")

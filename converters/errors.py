@@ -26,9 +26,12 @@ class OutputError(GraphFreezeError):
 
 
 class VerificationError(GraphFreezeError):
-    """The converted model's outputs differ from the original's beyond tolerance."""
+    """The converted model's outputs differ from the original's beyond tolerance. `details`:
+    lines saying where it diverges; `divergence`: the same as data."""
 
     exit_code = 5
+    details: list[str] = []
+    divergence: dict | None = None
 
 
 class ConfigError(GraphFreezeError):

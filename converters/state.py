@@ -31,6 +31,10 @@ class Artifact:
     run: Callable[[dict], list] | None = field(default=None, compare=False, repr=False)
     # What the CLI prints under the "wrote" line: how an app uses the artifact.
     summary: tuple[str, ...] = ()
+    # Intermediate tensors in the artifact's own runtime: probe(feeds, tensor names) -> {name:
+    # array} for the names it can map (the divergence locator; see probes.py).
+    probe: Callable[[dict, list[str]], dict] | None = field(default=None, compare=False,
+                                                            repr=False)
 
 
 @dataclass(frozen=True)

@@ -44,10 +44,12 @@ def io_infos(state) -> tuple[tuple[TensorInfo, ...], tuple[TensorInfo, ...]]:
     return cached[1], cached[2]
 
 
-def sample_inputs(infos, batch_size: int, seed: int) -> dict:
-    """Seeded inputs: unknown batch dims get `batch_size`, other unknown dims 8."""
+def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model") -> dict:
+    """Seeded inputs: unknown batch dims get `batch_size`, other unknown dims 8; absurd sizes
+    (over 1 GiB an input) refused."""
     import numpy as np
     from graphfreeze.errors import InputError
+    from graphfreeze.graph.validate_values import check_feed_size
 
     rng = np.random.default_rng(seed)
     feeds = {}
@@ -60,6 +62,7 @@ def sample_inputs(infos, batch_size: int, seed: int) -> dict:
         dtype = np.dtype(info.dtype) if info.dtype != "string" else None
         if dtype is None:
             raise InputError(f"input '{info.name}' is a string tensor; pass --no-verify")
+        check_feed_size(info.name, shape, dtype, where)
         if dtype.kind == "f":
             feeds[info.name] = rng.standard_normal(shape).astype(dtype)
         elif dtype.kind in "iu":

@@ -30,6 +30,7 @@ class JobResult:
     error: str | None = None  # the one-line error of a failed job
     exit_code: int = 0  # what `freeze` alone would have exited with
     attempts: int = 1
+    details: dict | None = None  # e.g. where a failed verification diverged
 
     def as_json(self) -> dict:
         return asdict(self)

@@ -59,7 +59,8 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
         if "error" in result:
             finish(JobResult(job.name, job.spec.source, job.request.targets, FAILED,
                              result.get("seconds", 0.0), error=result["error"],
-                             exit_code=result["exit_code"], attempts=attempts))
+                             exit_code=result["exit_code"], attempts=attempts,
+                             details=result.get("details")))
             return
         outcome: Outcome = result["outcome"]
         finished = _committed(job, outcome, OK, result["seconds"], attempts)

@@ -35,9 +35,12 @@ MAX_FOLD_TOTAL = 2 << 30  # all results one folding computes together
 
 
 def _foldable_op(op: str) -> bool:
+    """Stateless ops TensorFlow registers, never one that touches the host (ReadFile, ...:
+    not even with --unsafe, so no host data is baked into an artifact)."""
+    from graphfreeze.graph.safety import host_ops
     from tensorflow.python.framework import op_def_registry
 
-    if op in _NEVER_FOLD:
+    if op in _NEVER_FOLD or op in host_ops():
         return False
     op_def = op_def_registry.get(op)
     return op_def is not None and not op_def.is_stateful

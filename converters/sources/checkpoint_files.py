@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.errors import InputError
+from graphfreeze.graph.validate import check_graph_def
 
 CKPT_FILE = re.compile(r"\.(meta|index|data-\d{5}-of-\d{5})$")
 
@@ -109,6 +110,7 @@ def read_meta_graph(path: str):
                          "pass the right file with --meta PATH")
     for node in meta.graph_def.node:
         node.device = ""
+    check_graph_def(meta.graph_def, path)
     return meta
 
 

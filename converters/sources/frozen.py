@@ -11,6 +11,7 @@ import re
 
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.graph.validate import check_graph_def
 from graphfreeze.plugins import Source
 from graphfreeze.sources.base import ReadStats
 
@@ -64,10 +65,7 @@ def read_graph_def(path: str):
     if not graph_def.node:
         raise InputError(f"{path}: holds no graph nodes; the file is truncated or not a frozen "
                          "graph")
-    names = [n.name for n in graph_def.node]
-    if any(not n.op or not n.name for n in graph_def.node) or len(set(names)) != len(names):
-        raise InputError(f"{path}: not a valid GraphDef (nameless or duplicate nodes); the file "
-                         "is truncated or not a frozen graph")
+    check_graph_def(graph_def, path)
     for node in graph_def.node:
         node.device = ""
     return graph_def

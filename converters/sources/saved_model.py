@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.graph.validate import check_graph_def
 from graphfreeze.plugins import Source
 
 
@@ -91,6 +92,7 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default",
     path = path.rstrip("/")
     proto = read_saved_model_proto(path)
     meta = choose(proto, path, tag, signature)
+    check_graph_def(meta.graph_def, storage.join(path, "saved_model.pb"))
     if not unsafe:
         from graphfreeze.graph.safety import check_saved_model
 
@@ -169,6 +171,7 @@ class SavedModelSource(Source):
         metas = [m for m in proto.meta_graphs if options.tag in m.meta_info_def.tags] or \
             list(proto.meta_graphs)
         meta = metas[0]
+        check_graph_def(meta.graph_def, storage.join(path, "saved_model.pb"))
         if not unsafe:
             from graphfreeze.graph.safety import check_saved_model
 

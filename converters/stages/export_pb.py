@@ -10,6 +10,7 @@ from graphfreeze.errors import OutputError
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, check_public_ops, serialize_chunks
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.plugins import Stage
+from graphfreeze.probes import frozen_probe
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
 
@@ -48,6 +49,7 @@ def run(state, options: ExportPbOptions):
         inputs=inputs, outputs=outputs,
         facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)},
         run=lambda feeds: run_frozen(graph_def, feeds, [t.name for t in state.outputs]),
+        probe=frozen_probe(graph_def),
         summary=(f"android: feed({', '.join(repr_node(t) for t in inputs)}), "
                  f"fetch({', '.join(repr_node(t) for t in outputs)})",))
     return dataclasses.replace(state, artifact=artifact)

@@ -20,6 +20,7 @@ from graphfreeze.errors import InputError, OutputError, first_line
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
 from graphfreeze.opsupport.onnx import MIN_OPSET, newest_opset, onnx_gaps
 from graphfreeze.plugins import Stage
+from graphfreeze.probes import onnx_probe
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
 
@@ -231,6 +232,7 @@ def run(state, options: OnnxOptions):
                "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
                "external_data": storage.basename(paths[1]) if external else None},
         run=session_runner(temps[0], inputs, outputs),
+        probe=onnx_probe(temps[0], inputs),
         summary=(f"weights in {storage.basename(paths[1])} (keep it beside the model)",)
         if external else ())
     return dataclasses.replace(state, artifact=artifact)

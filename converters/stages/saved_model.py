@@ -15,6 +15,7 @@ from graphfreeze import storage
 from graphfreeze.graph.serialize import check_public_ops
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.plugins import Stage
+from graphfreeze.probes import frozen_probe
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
 
@@ -158,6 +159,7 @@ def run(state, options: SavedModelOptions):
                "signature_outputs": {k: o.name for k, o in keyed_out.items()},
                "variables": len(weights)},
         run=load_runner(export_dir, keyed_in, keyed_out),
+        probe=frozen_probe(graph_def),  # TensorFlow against TensorFlow: the same graph
         summary=(f"signature {SIGNATURE}: inputs {', '.join(keyed_in)}; outputs "
                  f"{', '.join(keyed_out)}",))
     return dataclasses.replace(state, artifact=artifact)

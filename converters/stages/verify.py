@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze import memory
+from graphfreeze.diverge import lines, locate, reference_run
 from graphfreeze.errors import ConfigError, VerificationError
 from graphfreeze.metrics import compare
 from graphfreeze.plugins import Stage
@@ -19,18 +20,12 @@ class VerifyOptions:
     min_top1: float | None = None  # share of rows whose arg-max agrees (classifier outputs)
     batch_size: int = 2
     seed: int = 0
+    explain: bool = False  # locate where the artifact diverges even when it passes
 
 
 def reference_outputs(state, feeds: dict) -> list:
     """The original's outputs: checkpoint restored, flags at inference values, no dropout."""
-    from graphfreeze.graph.dropout import remove_dropout
-    from graphfreeze.graph.inputs import inference_subgraph
-
-    graph_def, _ = remove_dropout(
-        inference_subgraph(state.model.graph_def, state.keep, state.inputs), state.keep)
-    present = {n.name for n in graph_def.node}
-    flag_feeds = {f"{name}:0": value for name, value in state.flags.items()
-                  if value is not None and name in present}
+    graph_def, flag_feeds = reference_run(state)
     return state.model.run_reference(graph_def, {**feeds, **flag_feeds},
                                      [t.name for t in state.outputs])
 
@@ -60,7 +55,8 @@ def prepare(state, options: VerifyOptions) -> None:
     key = _reference_key(options)
     if key in state.memo:
         return
-    feeds = sample_inputs(io_infos(state)[0], options.batch_size, options.seed)
+    feeds = sample_inputs(io_infos(state)[0], options.batch_size, options.seed,
+                          state.model.graph_file)
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference")
     state.memo[key] = (feeds, executor.submit(reference_outputs, state, feeds))
     executor.shutdown(wait=False)
@@ -74,7 +70,8 @@ def shared_reference(state, options: VerifyOptions, infos) -> tuple[dict, list]:
     key = _reference_key(options)
     memo = state.memo
     if key not in memo:
-        feeds, done = sample_inputs(infos, options.batch_size, options.seed), Future()
+        feeds = sample_inputs(infos, options.batch_size, options.seed, state.model.graph_file)
+        done = Future()
         done.set_result(reference_outputs(state, feeds))
         memo[key] = (feeds, done)
         memory.release()  # the reference session's buffers, before the candidate's are made
@@ -100,13 +97,26 @@ def run(state, options: VerifyOptions):
         report["mean_tolerance"] = options.mean_tolerance
     if options.min_top1 is not None:
         report["min_top1"] = options.min_top1
+    if options.explain or not report["passed"]:
+        report["divergence"] = locate(state, feeds, _threshold(options))
     if not report["passed"]:
         name, why = next((k, v) for k, v in failures.items() if v)
-        raise VerificationError(
+        err = VerificationError(
             f"{artifact.path}: output '{name}' {why} against the original; nothing written. "
             "Check --outputs/--inputs, or pass --tolerance X or --no-verify")
+        err.details, err.divergence = lines(report["divergence"]), report["divergence"]
+        raise err
     artifact = dataclasses.replace(artifact, facts={**artifact.facts, "verification": report})
     return dataclasses.replace(state, artifact=artifact)
+
+
+def _threshold(options: VerifyOptions) -> float:
+    """What an intermediate tensor may differ by: the output tolerance, or for targets judged on
+    averages (quantized), the mean tolerance."""
+    import math
+
+    return options.tolerance if math.isfinite(options.tolerance) else \
+        (options.mean_tolerance or 1e-2)
 
 
 def _batch(feeds: dict, default: int) -> int:

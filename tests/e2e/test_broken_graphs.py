@@ -12,8 +12,6 @@ from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.skip(reason="wired in by the sources refactor")
-
 _spec = importlib.util.spec_from_file_location("broken_graphs", ROOT / "models" / "broken_graphs.py")
 broken_graphs = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(broken_graphs)

@@ -4,26 +4,19 @@ unless --unsafe; with --unsafe they behave as before (the file is written / read
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from tests.conftest import ROOT
 from tests.e2e.test_bad_input import assert_failed
 
-pytestmark = pytest.mark.skip(reason="wired in by the sources refactor")
 SECRET = b"graphfreeze-secret-42"
 OUTSIDE = b"outside-secret-99"
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out = tmp_path_factory.mktemp("untrusted")
-    subprocess.run([sys.executable, str(ROOT / "models" / "hostile.py"), str(out / "models"),
-                    str(out / "target")], check=True, capture_output=True)
-    return out
+@pytest.fixture
+def built(hostile_models):
+    return hostile_models
 
 
 @pytest.fixture
@@ -37,18 +30,28 @@ def hostile(built, tmp_path):
     models = tmp_path / "models"
     shutil.copytree(built / "models", models)
     (models / "outside_secret.txt").write_bytes(OUTSIDE)  # what sm_asset's ../../ names
+    ORIGINAL[models] = _files(models)
     return models, target
 
 
+def _files(folder) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+
+
+ORIGINAL: dict = {}  # models folder -> the files it came with
+
+
 def written(folder):
-    return sorted(p.name for p in folder.rglob("*") if p.suffix in (".pb", ".json", ".tflite"))
+    """Files in `folder` (a fresh copy of the hostile models) that the models did not come with."""
+    return sorted(_files(folder) - ORIGINAL[folder])
 
 
 def leaked(folder, secret: bytes) -> bool:
-    """The secret in an artifact: as a folded string constant, or as float32 byte values."""
+    """The secret in an artifact (not the models' own files): as a folded string constant, or as
+    float32 byte values."""
     floats = np.frombuffer(secret, np.uint8).astype(np.float32).tobytes()
     return any(secret in data or floats in data
-               for data in (p.read_bytes() for p in folder.rglob("*.pb")))
+               for data in ((folder / p).read_bytes() for p in written(folder)))
 
 
 WRITES = [("ckpt_write/model.ckpt-1", "write", "WriteFile", "ckpt_write.txt"),

@@ -1,0 +1,45 @@
+"""Intermediate tensors of an artifact, run the way its runtime runs it, keyed by the TensorFlow
+tensor names they stand for (`dense/Relu:0`): what the divergence locator compares with the
+original's. Each export stage gives its Artifact one of these as `probe(feeds, names)`."""
+
+from __future__ import annotations
+
+
+def frozen_probe(graph_def):
+    """A frozen GraphDef (android, and server's graph): TensorFlow fetches `names` directly."""
+
+    def probe(feeds: dict, names: list[str]) -> dict:
+        from graphfreeze.graph.skeleton import run_frozen
+
+        return dict(zip(names, run_frozen(graph_def, feeds, names), strict=True))
+
+    return probe
+
+
+def onnx_probe(path: str, inputs):
+    """An ONNX file: every node output made a graph output (typed by ONNX shape inference) and
+    run in onnxruntime; tf2onnx keeps TensorFlow's tensor names for the ops it maps."""
+
+    def probe(feeds: dict, names: list[str]) -> dict:
+        import numpy as np
+        import onnx
+        import onnxruntime as ort
+
+        model = onnx.shape_inference.infer_shapes(onnx.load(path))
+        known = {v.name: v for v in [*model.graph.value_info, *model.graph.output]}
+        wanted = set(names)
+        present = {o.name for o in model.graph.output}
+        for node in model.graph.node:
+            for out in node.output:
+                if out in wanted and out not in present and out in known:
+                    model.graph.output.append(known[out])
+                    present.add(out)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 2
+        session = ort.InferenceSession(model.SerializeToString(), options,
+                                       providers=["CPUExecutionProvider"])
+        fetch = [o.name for o in session.get_outputs() if o.name in wanted]
+        values = session.run(fetch, {i.name: feeds[i.name] for i in inputs})
+        return {name: np.asarray(v) for name, v in zip(fetch, values, strict=True)}
+
+    return probe
