@@ -2,6 +2,8 @@
 
 The frozen GraphDef goes to TFLiteConverter as it is (names and shapes given as arrays), so it
 is not imported into TensorFlow or re-optimized by grappler first: the graph is already clean.
+The artifact runs (verify, io types) in LiteRT's interpreter (`tflite_runtime`); a quantized one
+gets a per-layer error table from TensorFlow's QuantizationDebugger (`quant_debug`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class TFLiteOptions:
     allow_tf_ops: bool = False  # SELECT_TF_OPS: TensorFlow kernels for ops TFLite lacks
     calibration: str | None = None  # .npz of representative inputs (int8)
     calibration_samples: int = 100  # synthetic samples when no calibration file is given
+    layer_report: bool = True  # quantized: per-layer error from TF's QuantizationDebugger
 
     def __post_init__(self):
         if self.quantize not in QUANTIZE:
@@ -62,7 +65,8 @@ def calibration_samples(path: str | None, infos, count: int, seed: int = 1):
     return [[c[k:k + 1] for c in columns] for k in range(rows)]
 
 
-def converter(graph_def, state, options: TFLiteOptions, inputs):
+def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
+    """TFLiteConverter for `options`; int8 calibrates on `samples` (default: from options)."""
     import tensorflow as tf
 
     shapes = [(ref.node, [1 if d is None else d for d in info.shape])
@@ -77,7 +81,9 @@ def converter(graph_def, state, options: TFLiteOptions, inputs):
     elif options.quantize == "dynamic":
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
     elif options.quantize == "int8":
-        samples = calibration_samples(options.calibration, inputs, options.calibration_samples)
+        if samples is None:
+            samples = calibration_samples(options.calibration, inputs,
+                                          options.calibration_samples)
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
         conv.representative_dataset = lambda: iter(samples)
         ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
@@ -89,10 +95,10 @@ def converter(graph_def, state, options: TFLiteOptions, inputs):
     return conv
 
 
-def convert(state, options: TFLiteOptions, inputs) -> bytes:
+def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
     from graphfreeze.quiet import native_stderr_off
 
-    conv = converter(state.graph_def, state, options, inputs)
+    conv = converter(state.graph_def, state, options, inputs, samples)
     try:
         with native_stderr_off():
             return conv.convert()
@@ -113,28 +119,28 @@ def convert(state, options: TFLiteOptions, inputs) -> bytes:
 
 
 def interpreter_runner(path: str, inputs, outputs, state):
-    """Run the flatbuffer in tf.lite.Interpreter: batch resized, int8 (de)quantized."""
+    """Run the flatbuffer in LiteRT's interpreter: batch resized, int8 (de)quantized."""
     names = {ref.node: info.name for ref, info in zip(state.inputs, inputs, strict=True)}
     out_names = [ref.node for ref in state.outputs]
 
     def run(feeds: dict) -> list:
         import numpy as np
-        import tensorflow as tf
         from graphfreeze.quiet import native_stderr_off
+        from graphfreeze.tflite_runtime import interpreter, is_flex_error
 
+        interp = interpreter(model_path=path)
         with native_stderr_off():
-            interp = tf.lite.Interpreter(model_path=path, num_threads=2)
             details = {d["name"]: d for d in interp.get_input_details()}
             for node in names:
                 interp.resize_tensor_input(details[node]["index"], feeds[names[node]].shape)
             try:
                 interp.allocate_tensors()
             except RuntimeError as err:
-                if "Select TensorFlow op" not in str(err):
+                if not is_flex_error(err):
                     raise
                 raise VerificationError(
-                    f"{state.output_path}: uses TensorFlow (Flex) ops, which the "
-                    "tf.lite.Interpreter of this TensorFlow install cannot run, so it cannot be "
+                    f"{state.output_path}: uses TensorFlow (Flex) ops, which the Python TFLite "
+                    "interpreter (LiteRT's, without a Flex delegate) cannot run, so it cannot be "
                     "verified here; pass --no-verify to write it unverified (the app needs the "
                     "tensorflow-lite-select-tf-ops runtime)") from err
             for node, name in names.items():
@@ -176,7 +182,10 @@ def run(state, options: TFLiteOptions):
         if info.shape is None or None in info.shape[1:]:
             raise InputError(f"input '{info.name}' has shape {info.shape}; TFLite needs every "
                              "dimension but the batch known: give the input a full shape")
-    data = convert(state, options, inputs)
+    report = options.quantize != "none" and options.layer_report
+    samples = calibration_samples(options.calibration, inputs, options.calibration_samples) \
+        if options.quantize == "int8" or report else None
+    data = convert(state, options, inputs, samples)
     (local,) = state.batch.workdir([state.output_path])
     with open(local, "wb") as f:
         f.write(data)
@@ -185,25 +194,52 @@ def run(state, options: TFLiteOptions):
         warnings.append(f"{state.target}: calibrated on {options.calibration_samples} synthetic "
                         "random inputs, so int8 accuracy on real data is unknown; pass "
                         "--calibration FILE.npz with real samples")
+    facts = {"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
+             "node_count": len(state.graph_def.node), "tflite_io": io_types(data),
+             **({"calibration": options.calibration or "synthetic"}
+                if options.quantize == "int8" else {})}
+    summary = ()
+    if report:
+        more, summary, warning = layer_report(state, options, inputs, samples)
+        facts.update(more)
+        warnings.extend([warning] if warning else [])
     artifact = Artifact(
         path=state.output_path, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
-        format="tflite", inputs=inputs, outputs=outputs,
-        facts={"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
-               "node_count": len(state.graph_def.node), "tflite_io": io_types(data),
-               **({"calibration": options.calibration or "synthetic"}
-                  if options.quantize == "int8" else {})},
+        format="tflite", inputs=inputs, outputs=outputs, facts=facts, summary=summary,
         run=interpreter_runner(local, inputs, outputs, state))
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
                                if warnings else state.notes)
 
 
+def layer_report(state, options: TFLiteOptions, inputs, samples):
+    """(facts, summary lines, warning or None): the per-layer table (worst first) of TF's
+    QuantizationDebugger on a full-int8 converter calibrated on `samples`. A model it cannot
+    calibrate (Flex ops) gets a warning, not a failed conversion."""
+    from graphfreeze import quant_debug
+
+    debug_options = dataclasses.replace(options, quantize="int8")
+    try:
+        conv = converter(state.graph_def, state, debug_options, inputs, samples)
+        rows = quant_debug.layer_table(conv, samples, options.quantize == "int8",
+                                       {n.name for n in state.graph_def.node})
+    except Exception as err:  # noqa: BLE001 -- a report, not the artifact: warn and go on
+        from graphfreeze.tflite_runtime import is_flex_error
+
+        why = "its calibrator cannot run Flex ops" if is_flex_error(err) else first_line(err)
+        return {}, (), (f"{state.target}: no per-layer quantization report (TensorFlow's "
+                        f"QuantizationDebugger: {why})")
+    if not rows:
+        return {}, (), None
+    return ({"quantization_layers": rows,
+             "quantization_layers_measure": quant_debug.MEASURES[options.quantize]},
+            (quant_debug.summary_line(rows, options.quantize),), None)
+
+
 def io_types(data: bytes) -> dict:
     """What the app feeds and fetches: {tensor: {dtype, shape, scale, zero_point}}."""
-    import tensorflow as tf
-    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.tflite_runtime import interpreter
 
-    with native_stderr_off():
-        interp = tf.lite.Interpreter(model_content=data)
+    interp = interpreter(model_content=data)
     result = {}
     for role, details in (("inputs", interp.get_input_details()),
                           ("outputs", interp.get_output_details())):

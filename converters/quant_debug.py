@@ -1,0 +1,100 @@
+"""Per-layer quantization error, measured by TensorFlow's own
+`tf.lite.experimental.QuantizationDebugger` (worst layers first), so a user can pick layers to
+keep in float.
+
+What TensorFlow's debugger can measure: only full-integer (int8 activations) quantization. It
+converts with `_experimental_calibrate_only`, then `mlir_quantize(enable_numeric_verify=True)`
+puts a NumericVerify op after every quantized op, which compares the op's int8 output with the
+float op run on the same (dequantized) input. It has no mode for dynamic-range or float16
+conversion. So for `int8` the table is this artifact's quantization (same calibration samples,
+int8 inputs/outputs); for `dynamic` and `fp16` it is each layer's sensitivity to full int8, on
+the same representative samples: a hint of which layers would suffer, not the artifact's error.
+
+The ranking metric is TensorFlow's guide's `rmse/scale` = sqrt(mean_squared_error) / the
+output's quantization scale: about 0.29 (1/sqrt(12)) is plain rounding; well above it, the
+layer loses more than rounding (clipped ranges, coarse weights).
+"""
+
+from __future__ import annotations
+
+import math
+
+TOP = 20
+DEBUG_SAMPLES = 32  # debug run on the first 32 calibration samples: per-layer means settle
+ROUNDING = 1 / math.sqrt(12)  # rmse/scale of a layer that only rounds
+MEASURES = {
+    "int8": "this artifact's int8 quantization, per layer",
+    "dynamic": "each layer's sensitivity to full int8 (TensorFlow's QuantizationDebugger "
+               "debugs full-integer quantization only, not dynamic range)",
+    "fp16": "each layer's sensitivity to full int8 (TensorFlow's QuantizationDebugger debugs "
+            "full-integer quantization only, not float16)",
+}
+
+
+def layer_table(conv, samples: list, fully_quantize: bool, nodes=frozenset(), top: int = TOP,
+                debug_samples: int = DEBUG_SAMPLES) -> list[dict]:
+    """Run TensorFlow's QuantizationDebugger on `conv` (a converter with Optimize.DEFAULT,
+    calibrated on all of `samples`) over the first `debug_samples` of them; the per-layer rows,
+    worst `rmse/scale` first, at most `top`. `tensor` is TF's name for the quantized op's output
+    (what QuantizationDebugOptions(denylisted_nodes=...) takes), `layer` the nodes of the graph
+    (`nodes`) it fused."""
+    import csv
+    import io
+
+    import tensorflow as tf
+    from graphfreeze.quiet import native_stderr_off
+
+    with native_stderr_off():
+        debugger = tf.lite.experimental.QuantizationDebugger(
+            converter=conv, debug_dataset=lambda: iter(samples[:debug_samples]),
+            debug_options=tf.lite.experimental.QuantizationDebugOptions(
+                fully_quantize=fully_quantize))
+        debugger.run()
+    text = io.StringIO()
+    debugger.layer_statistics_dump(text)  # TF's own table: op, metrics, scale, tensor name
+    rows = [_row(r, nodes) for r in csv.DictReader(io.StringIO(text.getvalue()))]
+    rows.sort(key=_badness, reverse=True)
+    return rows[:top]
+
+
+def _row(raw: dict, nodes) -> dict:
+    """One CSV row of TF's dump as JSON-safe numbers (None for NaN or infinity)."""
+    scale, mse = _finite(raw["scale"]), _finite(raw["mean_squared_error"])
+    ratio = math.sqrt(mse) / scale if scale and mse is not None else None
+    return {"tensor": raw["tensor_name"], "layer": _layer(raw["tensor_name"], nodes),
+            "op": raw["op_name"],
+            "rmse/scale": None if ratio is None else round(ratio, 4),
+            "mean_error": _finite(raw["mean_error"]), "max_abs_error": _finite(raw["max_abs_error"]),
+            "mean_squared_error": mse, "scale": scale, "zero_point": int(float(raw["zero_point"]))}
+
+
+def _finite(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _badness(row: dict) -> float:
+    return -1.0 if row["rmse/scale"] is None else row["rmse/scale"]
+
+
+def _layer(tensor: str, nodes) -> str:
+    """The graph nodes among the names TFLite joined with ';' for a fused op (a name the
+    converter made unique with a trailing digit, e.g. MatMul_21 for MatMul_2, mapped back);
+    the first name when none is a node (batch norms folded into a convolution are not)."""
+    parts = tensor.split(";")
+    found = [p if p in nodes else p[:-1] for p in parts
+             if p in nodes or (p[-1:].isdigit() and p[:-1] in nodes)]
+    return ";".join(dict.fromkeys(found)) or parts[0]
+
+
+def summary_line(rows: list[dict], quantize: str, shown: int = 3) -> str:
+    """One line for the CLI: the worst few layers and their rmse/scale."""
+    head = "worst quantized layers" if quantize == "int8" else \
+        "layers most sensitive to int8 (TF's debugger measures full int8 only)"
+    parts = [f"{r['layer']} ({'rmse/scale ' if k == 0 else ''}{_number(r['rmse/scale'])})"
+             for k, r in enumerate(rows[:shown])]
+    return f"{head}: {', '.join(parts)}; {ROUNDING:.2f} is rounding alone"
+
+
+def _number(value) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
