@@ -28,10 +28,11 @@ def reference_run(state):
     return graph_def, flag_feeds
 
 
-def locate(state, feeds: dict, tolerance: float, limit: int = 5) -> dict:
-    """The first nodes (graph order) whose outputs differ beyond `tolerance` (scaled by the
-    tensor's magnitude when above 1), with max/mean |diff| and the upstream tensors that still
-    agree. A JSON-ready dict (see `lines` for the terminal)."""
+def locate(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff",
+           limit: int = 5) -> dict:
+    """The first nodes (graph order) whose `metric` (max or mean |diff|) is beyond `tolerance`
+    (scaled by the tensor's magnitude when above 1), with max/mean |diff| and the upstream
+    tensors that still agree. A JSON-ready dict (see `lines` for the terminal)."""
     from graphfreeze.graph.graphdefs import topo_order
 
     artifact = state.artifact
@@ -54,13 +55,13 @@ def locate(state, feeds: dict, tolerance: float, limit: int = 5) -> dict:
             continue
         m = _compare(want, have)
         scale = max(1.0, float(abs(want).max())) if want.size else 1.0
-        ok[name] = m["max_abs_diff"] <= tolerance * scale
+        ok[name] = m[metric] <= tolerance * scale
         if not ok[name]:
             node = name.rsplit(":", 1)[0]
             rows.append({"node": node, "op": next(n.op for n in order if n.name == node),
                          "max_abs_diff": m["max_abs_diff"], "mean_abs_diff": m["mean_abs_diff"],
                          "agreeing_inputs": _agreeing_inputs(state.graph_def, node, ok)})
-    return {"available": True, "tolerance": tolerance, "compared": len(ok),
+    return {"available": True, "tolerance": tolerance, "metric": metric, "compared": len(ok),
             "not_in_original": len(unmatched), "folded_examples": unmatched[:3],
             "first": rows[:limit], "diverged": len(rows)}
 
@@ -102,8 +103,9 @@ def lines(report: dict) -> list[str]:
     """The report as terminal lines (a small table)."""
     if not report.get("available"):
         return [f"divergence: not located ({report.get('why', 'no probe')})"]
+    measure = "mean |diff|" if report.get("metric") == "mean_abs_diff" else "max |diff|"
     head = (f"where it diverges (compared {report['compared']} tensors in graph order, "
-            f"tolerance {report['tolerance']:g}")
+            f"{measure} tolerance {report['tolerance']:g}")
     if report["not_in_original"]:
         head += (f"; {report['not_in_original']} folded or fused nodes matched at the nearest "
                  f"common tensor, e.g. {', '.join(report['folded_examples'])}")

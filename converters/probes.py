@@ -43,3 +43,34 @@ def onnx_probe(path: str, inputs):
         return {name: np.asarray(v) for name, v in zip(fetch, values, strict=True)}
 
     return probe
+
+
+def tflite_probe(path: str, input_names: dict[str, str]):
+    """A .tflite file: every tensor kept (`experimental_preserve_all_tensors`) and dequantized.
+    TFLite names a tensor after the TensorFlow ops it came from (`a;b;c` for fused ones): it
+    stands for the one of those, among the wanted names, that comes last."""
+
+    def probe(feeds: dict, names: list[str]) -> dict:
+        import numpy as np
+        from graphfreeze.tflite_runtime import dequantize, invoke
+
+        interp = invoke(path, {node: feeds[name] for node, name in input_names.items()},
+                        preserve_all_tensors=True)
+        position = {name.rsplit(":", 1)[0]: i for i, name in enumerate(names)}
+        made = {int(i) for op in interp._get_ops_details() for i in op["outputs"]}  # noqa: SLF001
+        found = {}
+        for detail in interp.get_tensor_details():
+            if detail["index"] not in made:  # weights and inputs are named after their users
+                continue
+            parts = [p for p in detail["name"].split(";") if p in position]
+            if not parts:
+                continue
+            node = max(parts, key=position.get)
+            try:
+                value = interp.get_tensor(detail["index"])
+            except ValueError:  # freed or never computed
+                continue
+            found[f"{node}:0"] = np.asarray(dequantize(value, detail))
+        return found
+
+    return probe

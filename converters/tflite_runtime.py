@@ -27,9 +27,12 @@ def interpreter_class() -> type:
 def interpreter(model_path: str | None = None, model_content: bytes | None = None,
                 num_threads: int = 2, preserve_all_tensors: bool = False):
     """An interpreter on a flatbuffer file or its bytes (tensors not yet allocated)."""
+    import warnings
+
     from graphfreeze.quiet import native_stderr_off
 
-    with native_stderr_off():
+    with native_stderr_off(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # preserve_all_tensors "is for debugging": it is here
         return interpreter_class()(model_path=model_path, model_content=model_content,
                                    num_threads=num_threads,
                                    experimental_preserve_all_tensors=preserve_all_tensors)
@@ -38,3 +41,61 @@ def interpreter(model_path: str | None = None, model_content: bytes | None = Non
 def is_flex_error(err: BaseException) -> bool:
     """Whether `err` (from allocate_tensors) says the model needs the Flex delegate."""
     return FLEX_ERROR in str(err)
+
+
+class FlexOpsError(RuntimeError):
+    """The model needs the Flex delegate, which neither interpreter here has."""
+
+
+def invoke(path: str, feeds: dict, preserve_all_tensors: bool = False):
+    """The interpreter on `path` after one invoke on `feeds` ({input tensor name: array}): inputs
+    resized to the feeds' shapes, int8 inputs quantized. FlexOpsError for a Flex model."""
+    from graphfreeze.quiet import native_stderr_off
+
+    interp = interpreter(model_path=path, preserve_all_tensors=preserve_all_tensors)
+    with native_stderr_off():
+        details = {d["name"]: d for d in interp.get_input_details()}
+        for name, value in feeds.items():
+            interp.resize_tensor_input(details[name]["index"], value.shape)
+        try:
+            interp.allocate_tensors()
+        except RuntimeError as err:
+            if is_flex_error(err):
+                raise FlexOpsError(str(err)) from err
+            raise
+        for name, value in feeds.items():
+            interp.set_tensor(details[name]["index"], quantize(value, details[name]))
+        interp.invoke()
+    return interp
+
+
+def output_values(interp, names: list[str]) -> list:
+    """The named outputs, dequantized; by position if the converter renamed them."""
+    import numpy as np
+
+    by_name = {d["name"]: d for d in interp.get_output_details()}
+    if any(n not in by_name for n in names):
+        by_name = dict(zip(names, interp.get_output_details(), strict=True))
+    return [np.asarray(dequantize(interp.get_tensor(by_name[n]["index"]), by_name[n]))
+            for n in names]
+
+
+def quantize(value, detail):
+    """A float array as an int8/uint8 input tensor wants it (scale, zero point)."""
+    import numpy as np
+
+    scale, zero = detail["quantization"]
+    if detail["dtype"] in (np.int8, np.uint8) and scale:
+        info = np.iinfo(detail["dtype"])
+        return np.clip(np.round(value / scale + zero), info.min, info.max).astype(detail["dtype"])
+    return value.astype(detail["dtype"])
+
+
+def dequantize(value, detail):
+    """An int8/uint8 tensor's real values."""
+    import numpy as np
+
+    scale, zero = detail["quantization"]
+    if value.dtype in (np.int8, np.uint8) and scale:
+        return (value.astype(np.float32) - zero) * scale
+    return value

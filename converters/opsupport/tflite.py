@@ -10,11 +10,25 @@ from graphfreeze.plugins import OpGaps
 
 
 def converter_error_ops(message: str) -> tuple[list[str], list[str]]:
-    """(ops SELECT_TF_OPS would run, ops no TFLite kernel runs) from a converter error."""
+    """(ops SELECT_TF_OPS would run, ops no TFLite kernel runs) from a converter error.
+
+    TF 2.21 says "'tf.X' op is neither a custom op nor a flex op" of every op outside the allowed
+    sets; its summary lines tell them apart: `TF Select ops: A, B` (Flex runs them) and `Custom
+    ops: C` (nothing does). Without those lines, the wording alone decides."""
+    select = _listed(message, "TF Select ops")
+    custom = _listed(message, "Custom ops")
     found = set(re.findall(r"\btf\.([A-Z]\w*)", message))
     found |= set(re.findall(r"\bFlex([A-Z]\w*)", message))
+    if select or custom:
+        return sorted((found | select) - (custom - select)), sorted(custom - select)
     nowhere = set(re.findall(r"tf\.([A-Z]\w*)'? op is neither a custom op nor a flex op", message))
     return sorted(found - nowhere), sorted(nowhere)
+
+
+def _listed(message: str, label: str) -> set[str]:
+    """Op names on a converter summary line `LABEL: A, B`."""
+    return {op for line in re.findall(rf"^{label}: (.*)$", message, re.MULTILINE)
+            for op in re.findall(r"[A-Z]\w*", line)}
 
 
 def tflite_gaps(graph_def, ops: set[str]) -> OpGaps:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from graphfreeze.errors import InputError, OutputError, VerificationError, first_line
 from graphfreeze.opsupport.tflite import converter_error_ops, tflite_gaps
 from graphfreeze.plugins import Stage
+from graphfreeze.probes import tflite_probe
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos, sample_inputs
 
@@ -118,62 +119,25 @@ def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
                           f"{first_line(err)}") from err
 
 
-def interpreter_runner(path: str, inputs, outputs, state):
+def interpreter_runner(path: str, inputs, state):
     """Run the flatbuffer in LiteRT's interpreter: batch resized, int8 (de)quantized."""
     names = {ref.node: info.name for ref, info in zip(state.inputs, inputs, strict=True)}
     out_names = [ref.node for ref in state.outputs]
 
     def run(feeds: dict) -> list:
-        import numpy as np
-        from graphfreeze.quiet import native_stderr_off
-        from graphfreeze.tflite_runtime import interpreter, is_flex_error
+        from graphfreeze.tflite_runtime import FlexOpsError, invoke, output_values
 
-        interp = interpreter(model_path=path)
-        with native_stderr_off():
-            details = {d["name"]: d for d in interp.get_input_details()}
-            for node in names:
-                interp.resize_tensor_input(details[node]["index"], feeds[names[node]].shape)
-            try:
-                interp.allocate_tensors()
-            except RuntimeError as err:
-                if not is_flex_error(err):
-                    raise
-                raise VerificationError(
-                    f"{state.output_path}: uses TensorFlow (Flex) ops, which the Python TFLite "
-                    "interpreter (LiteRT's, without a Flex delegate) cannot run, so it cannot be "
-                    "verified here; pass --no-verify to write it unverified (the app needs the "
-                    "tensorflow-lite-select-tf-ops runtime)") from err
-            for node, name in names.items():
-                d = details[node]
-                interp.set_tensor(d["index"], _quantize(feeds[name], d))
-            interp.invoke()
-        by_name = {d["name"]: d for d in interp.get_output_details()}
-        missing = [n for n in out_names if n not in by_name]
-        if missing:  # converter renamed an output: fall back to order
-            by_name = dict(zip(out_names, interp.get_output_details(), strict=True))
-        return [np.asarray(_dequantize(interp.get_tensor(by_name[n]["index"]), by_name[n]))
-                for n in out_names]
+        try:
+            interp = invoke(path, {node: feeds[name] for node, name in names.items()})
+        except FlexOpsError as err:
+            raise VerificationError(
+                f"{state.output_path}: uses TensorFlow (Flex) ops, which the Python TFLite "
+                "interpreter (LiteRT's, without a Flex delegate) cannot run, so it cannot be "
+                "verified here; pass --no-verify to write it unverified (the app needs the "
+                "tensorflow-lite-select-tf-ops runtime)") from err
+        return output_values(interp, out_names)
 
     return run
-
-
-def _quantize(value, detail):
-    import numpy as np
-
-    scale, zero = detail["quantization"]
-    if detail["dtype"] in (np.int8, np.uint8) and scale:
-        info = np.iinfo(detail["dtype"])
-        return np.clip(np.round(value / scale + zero), info.min, info.max).astype(detail["dtype"])
-    return value.astype(detail["dtype"])
-
-
-def _dequantize(value, detail):
-    import numpy as np
-
-    scale, zero = detail["quantization"]
-    if value.dtype in (np.int8, np.uint8) and scale:
-        return (value.astype(np.float32) - zero) * scale
-    return value
 
 
 def run(state, options: TFLiteOptions):
@@ -206,7 +170,9 @@ def run(state, options: TFLiteOptions):
     artifact = Artifact(
         path=state.output_path, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
         format="tflite", inputs=inputs, outputs=outputs, facts=facts, summary=summary,
-        run=interpreter_runner(local, inputs, outputs, state))
+        run=interpreter_runner(local, inputs, state),
+        probe=tflite_probe(local, {ref.node: info.name for ref, info in zip(state.inputs, inputs,
+                                                                           strict=True)}))
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
                                if warnings else state.notes)
 

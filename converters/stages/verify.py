@@ -98,25 +98,28 @@ def run(state, options: VerifyOptions):
     if options.min_top1 is not None:
         report["min_top1"] = options.min_top1
     if options.explain or not report["passed"]:
-        report["divergence"] = locate(state, feeds, _threshold(options))
+        report["divergence"] = locate(state, feeds, *_threshold(options))
     if not report["passed"]:
         name, why = next((k, v) for k, v in failures.items() if v)
         err = VerificationError(
             f"{artifact.path}: output '{name}' {why} against the original; nothing written. "
             "Check --outputs/--inputs, or pass --tolerance X or --no-verify")
-        err.details, err.divergence = lines(report["divergence"]), report["divergence"]
+        # where it diverges, and what the artifact says of itself (e.g. its worst quantized layers)
+        err.details = [*lines(report["divergence"]), *artifact.summary]
+        err.divergence = report["divergence"]
         raise err
     artifact = dataclasses.replace(artifact, facts={**artifact.facts, "verification": report})
     return dataclasses.replace(state, artifact=artifact)
 
 
-def _threshold(options: VerifyOptions) -> float:
-    """What an intermediate tensor may differ by: the output tolerance, or for targets judged on
-    averages (quantized), the mean tolerance."""
+def _threshold(options: VerifyOptions) -> tuple[float, str]:
+    """What an intermediate tensor may differ by: the output tolerance on max |diff|, or for
+    targets judged on averages (quantized), the mean tolerance on mean |diff|."""
     import math
 
-    return options.tolerance if math.isfinite(options.tolerance) else \
-        (options.mean_tolerance or 1e-2)
+    if math.isfinite(options.tolerance):
+        return options.tolerance, "max_abs_diff"
+    return options.mean_tolerance or 1e-2, "mean_abs_diff"
 
 
 def _batch(feeds: dict, default: int) -> int:

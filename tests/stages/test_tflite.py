@@ -115,13 +115,6 @@ def test_an_op_no_tflite_kernel_runs_is_named(samples, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-FLEX_BUG = ("TF 2.21's converter says \"'tf.X' op is neither a custom op nor a flex op\" for every "
-            "op outside the allowed op sets, also for those SELECT_TF_OPS runs (Error code "
-            "ERROR_NEEDS_FLEX_OPS, listed under 'TF Select ops:'); converter_error_ops takes that "
-            "wording to mean no kernel at all")
-
-
-@pytest.mark.xfail(strict=True, reason=FLEX_BUG)
 def test_an_op_only_flex_runs_asks_for_allow_tf_ops(samples, tmp_path):
     flex_only = graph_state(samples / "iris_odd_op", outputs=("flex_only",))
     with pytest.raises(InputError) as err:
@@ -155,10 +148,8 @@ Details:
 
 @pytest.mark.parametrize("message,flex,nowhere", [
     (NEEDS_CUSTOM, [], ["Igamma"]),
-    pytest.param(NEEDS_FLEX, ["Cumprod"], [], marks=pytest.mark.xfail(strict=True,
-                                                                      reason=FLEX_BUG)),
-    pytest.param(NEEDS_CUSTOM + NEEDS_FLEX, ["Cumprod"], ["Igamma"],
-                 marks=pytest.mark.xfail(strict=True, reason=FLEX_BUG)),
+    (NEEDS_FLEX, ["Cumprod"], []),
+    (NEEDS_CUSTOM + NEEDS_FLEX, ["Cumprod"], ["Igamma"]),
     ("flatbuffer op names: FlexCumprod FlexErf", ["Cumprod", "Erf"], []),
     ("TFLite conversion failed: tf.lite converter crashed (lowercase tf.ops are no op names)",
      [], []),
