@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_freeze import PREFIX, ensure_checkpoint, timed_runs  # noqa: E402
+from bench_freeze import ensure_checkpoint, timed_runs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,7 +27,7 @@ def main() -> None:
     parser.add_argument("--cache", default=str(ROOT / "bench" / ".cache"))
     parser.add_argument("--markdown")
     args = parser.parse_args()
-    ckpt = ensure_checkpoint(Path(args.cache), "weights-only") / PREFIX
+    ckpt = ensure_checkpoint(Path(args.cache), "weights-only")
     freeze = str(Path(sys.executable).with_name("freeze"))
     rows = ["| targets | run | median wall s | median peak RSS MB | extra vs plain |",
             "|---|---|---|---|---|"]

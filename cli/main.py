@@ -161,14 +161,15 @@ def convert_command(path, ckpt, saved_model, keras_file, graph_file, kind, meta,
 
 
 def _convert(request, debug: bool):
-    from graphfreeze.convert import convert
+    from graphfreeze.convert import execute, prepare
     from graphfreeze_cli import show
     from rich.console import Console
 
+    prepared = prepare(request)  # a wrong name, path or option: said before TensorFlow loads
     quiet_tensorflow(debug)
     err = Console(stderr=True)
     with err.status("loading", spinner="dots") as status:
-        written = convert(request, on_stage=lambda t, s: status.update(f"{t}: {s}"))
+        written = execute(prepared, on_stage=lambda t, s: status.update(f"{t}: {s}"))
     show.written(written)
 
 
