@@ -23,6 +23,15 @@ $(DEMO)/checkpoint: models/iris_dnn.py | $(STAMP)
 demo: $(STAMP) $(DEMO)/checkpoint
 	$(BIN)/freeze --ckpt $(DEMO)/model.ckpt-200 --outputs probs --force
 
+models/out/other/frozen.pb: models/other_sources.py | $(STAMP)
+	@mkdir -p models/out
+	$(BIN)/python models/other_sources.py models/out/other 2>models/out/other.build.log || \
+		(cat models/out/other.build.log; exit 1)
+
+.PHONY: batch-demo
+batch-demo: $(STAMP) $(DEMO)/checkpoint models/out/other/frozen.pb
+	PYTHONPATH=models $(BIN)/freeze batch models/models.toml --jobs 2 --cache models/out/cache
+
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
