@@ -50,8 +50,9 @@ def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, n
     shared = {k: v for k, v in shared.items() if v}
     if manifest and shared:
         raise click.UsageError("with a manifest, set --outputs/--inputs/--target/--out-dir in it")
-    if "targets" in shared:
-        shared["targets"] = list(shared["targets"])
+    for key in ("targets", "outputs", "inputs"):  # "a,b" split as a manifest's lists are
+        if key in shared:
+            shared[key] = list(shared[key])
     run(lambda: _batch(manifest, None if manifest else list(sources), shared, jobs,
                         None if no_cache else (cache_dir or "default"), shard, timeout,
                         fail_fast, executor, address, report_dir), debug)
@@ -94,12 +95,7 @@ def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, exec
 
 
 def _default_report_dir(report, shared) -> str:
-    for job in report.jobs:
-        for artifact in job.artifacts:
-            from graphfreeze import storage
-
-            return storage.dirname(storage.dirname(artifact.path)) or "."
-    return shared.get("out_dir", "dist")
+    return report.extra.get("out_dir") or shared.get("out_dir", "dist")
 
 
 def _progress():

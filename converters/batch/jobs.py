@@ -4,6 +4,7 @@ share of them one CI machine takes (`--shard K/N`)."""
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 
 from graphfreeze import storage
@@ -56,6 +57,7 @@ def prepare_jobs(specs: list[JobSpec], registry) -> list[Job]:
         except GraphFreezeError as err:
             raise ConfigError(f"{spec.where}: {spec.name}: {err}") from err
         for path in [*prepared.paths.values(), *prepared.sidecars.values()]:
+            path = path if storage.is_remote(path) else os.path.abspath(path)
             if path in owners:
                 raise ConfigError(f"{spec.where}: {spec.name} writes {path}, as {owners[path]} "
                                   "does; give the jobs different names or out_dir")

@@ -36,6 +36,7 @@ def _worker_main(conn, recycle_after: int) -> None:
     from graphfreeze.quiet import import_tensorflow_quietly
 
     import_tensorflow_quietly()
+    conn.send("ready")  # a job's --timeout counts from here, not from the worker's start-up
     for _ in range(recycle_after):
         try:
             task = conn.recv()
@@ -53,6 +54,7 @@ class _Worker:
     task: tuple | None = None  # (key, args, attempt)
     started: float = 0.0
     done: int = 0
+    ready: bool = False  # TensorFlow imported: a job's clock runs from then
 
 
 @dataclass
@@ -85,6 +87,9 @@ class LocalExecutor:
                             result = worker.conn.recv()
                         except EOFError:
                             result = None
+                        if result == "ready":
+                            worker.ready, worker.started = True, time.monotonic()
+                            continue
                         if result is not None:
                             worker.task, worker.done = None, worker.done + 1
                             failed |= "error" in result
@@ -103,11 +108,12 @@ class LocalExecutor:
                             on_done(key, {"error": f"internal error: the worker converting it "
                                                    f"died ({why}), twice", "exit_code": 1},
                                     attempt)
-                    elif self.timeout and time.monotonic() - worker.started > self.timeout:
+                    elif self.timeout and worker.ready and \
+                            time.monotonic() - worker.started > self.timeout:
                         self._retire(worker, workers, kill=True)
                         failed = True
-                        on_done(key, {"error": f"error: timed out after {self.timeout:g} s "
-                                               "(--timeout)", "exit_code": 3}, attempt)
+                        on_done(key, {"error": f"timed out after {self.timeout:g} s (--timeout)",
+                                      "exit_code": 3}, attempt)
         finally:
             for worker in list(workers):
                 self._retire(worker, workers, kill=bool(worker.task))
@@ -128,6 +134,7 @@ class LocalExecutor:
         return worker
 
     def _wait_time(self, busy: list[_Worker]) -> float | None:
+        busy = [w for w in busy if w.ready]
         if not self.timeout or not busy:
             return None
         now = time.monotonic()

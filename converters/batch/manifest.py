@@ -129,6 +129,12 @@ def parse_manifest(path: str) -> list[JobSpec]:
                               "model_dir, SavedModel, Keras file or frozen graph)")
         matches = _expand_source(storage.join(folder, source) if folder else source,
                                  at("model", i, "source"))
+        if "name" in entry and not (isinstance(entry["name"], str) and
+                                    re.fullmatch(r"[A-Za-z0-9._-]*[A-Za-z0-9][A-Za-z0-9._-]*",
+                                                 entry["name"])):
+            raise ConfigError(f"{at('model', i, 'name')}: name must be letters, digits, '.', '_' "
+                              "or '-' with at least one letter or digit (it names a folder in "
+                              "out_dir)")
         if "name" in entry and len(matches) > 1:
             raise ConfigError(f"{at('model', i, 'name')}: name given for a glob matching "
                               f"{len(matches)} sources; drop name (names are derived)")
@@ -217,6 +223,9 @@ def named(specs: list[JobSpec], folder: str) -> list[JobSpec]:
     result, seen = [], {}
     for spec in specs:
         name = re.sub(r"[^A-Za-z0-9._-]", "_", names[id(spec)])
+        if not name.strip("."):
+            raise ConfigError(f"{spec.where}: job name '{name}' would write outside out_dir; "
+                              "give the [[model]] a name with a letter or digit")
         if name in seen:
             raise ConfigError(f"{spec.where}: job name '{name}' is also used at {seen[name]}; "
                               "give each [[model]] a unique name")

@@ -21,6 +21,11 @@ class RayExecutor:
     fail_fast: bool = False
 
     def run(self, tasks: list[tuple], on_done: Callable[[object, dict, int], None]) -> None:
+        import os
+
+        if not self.address:  # a local Ray: loopback only (Ray reads this when imported; it is
+            # its mode for single machines, which binds every server to 127.0.0.1)
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         try:
             import ray
         except ImportError as err:
@@ -74,8 +79,8 @@ class RayExecutor:
                         ray.cancel(ref, force=True)
                         running.pop(ref)
                         failed = True
-                        on_done(key, {"error": f"error: timed out after {self.timeout:g} s "
-                                               "(--timeout)", "exit_code": 3}, 1)
+                        on_done(key, {"error": f"timed out after {self.timeout:g} s (--timeout)",
+                                      "exit_code": 3}, 1)
                 if failed and self.fail_fast:
                     queue.clear()
         finally:

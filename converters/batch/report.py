@@ -166,7 +166,9 @@ def job_line(result: JobResult) -> str:
     """The plain log line of a finished job: `ok      iris        android,tflite  1.9 s`."""
     tries = f" (after {result.attempts} attempts)" if result.attempts > 1 else ""
     if result.status == FAILED:
-        return f"FAILED  {result.name:<20}  error: {_one_line(result.error)}{tries}"
+        text = _one_line(result.error)
+        text = text if text.startswith("internal error") else f"error: {text}"
+        return f"FAILED  {result.name:<20}  {text}{tries}"
     targets = ",".join(result.targets) or "-"
     return f"{result.status:<8}{result.name:<20}  {targets:<16}  {result.seconds:.1f} s{tries}"
 

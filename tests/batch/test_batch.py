@@ -272,7 +272,7 @@ def test_damaged_cache_entry_is_rebuilt_never_served(rebuilt, workspace):
 # -- shards ---------------------------------------------------------------------------------------
 
 def test_shards_split_all_jobs_stably(workspace, tmp_path, monkeypatch):
-    from graphfreeze.batch.run import run as batch_run
+    from graphfreeze.batch import run as batch_run
 
     ws = clone(workspace[0], tmp_path)
     monkeypatch.chdir(ws)
@@ -302,8 +302,6 @@ def test_bad_shard_is_one_line(workspace, tmp_path, shard):
     assert (ws / "dist" / "report.json").stat().st_mtime_ns == before
 
 
-@pytest.mark.xfail(strict=True, reason="bug: cli/batch.py _default_report_dir falls back to "
-                   "./dist, not the manifest's out_dir, when no job made an artifact")
 def test_reports_go_to_the_manifest_out_dir_when_no_job_made_artifacts(samples, tmp_path):
     from graphfreeze.batch.jobs import in_shard
 
@@ -361,8 +359,6 @@ def _prepare(folder: Path, text: str):
     return prepare_jobs(parse_manifest("models.toml"), Registry.default())
 
 
-@pytest.mark.xfail(strict=True, reason="bug: manifest.named accepts the names '.' and '..', "
-                   "so a job writes {out_dir}/.. (outside out_dir) or {out_dir} itself")
 def test_a_name_cannot_leave_out_dir(samples, tmp_path, monkeypatch):
     from graphfreeze.errors import ConfigError
 
@@ -372,17 +368,19 @@ def test_a_name_cannot_leave_out_dir(samples, tmp_path, monkeypatch):
         _prepare(tmp_path, 'schema_version = 1\n[[model]]\nname = ".."\nsource = "iris"\n')
 
 
-@pytest.mark.xfail(strict=True, reason="bug: jobs.prepare_jobs compares output paths as "
-                   "spelled (dist/m/x vs dist/m/./x), so two jobs writing one file pass")
 def test_two_jobs_writing_one_output_are_refused(samples, tmp_path, monkeypatch):
+    from graphfreeze.batch.jobs import prepare_jobs
+    from graphfreeze.batch.manifest import JobOptions, JobSpec
     from graphfreeze.errors import ConfigError
+    from graphfreeze.registry import Registry
 
     monkeypatch.chdir(tmp_path)
     put(tmp_path, samples, "iris")
-    text = ('schema_version = 1\n\n[[model]]\nname = "m"\nsource = "iris"\n\n'
-            '[[model]]\nname = "."\nsource = "iris"\nout_dir = "dist/m"\n')
-    with pytest.raises(ConfigError, match=r"^models\.toml:7: .* writes dist/m/"):
-        _prepare(tmp_path, text)
+    specs = [JobSpec("m", "iris", JobOptions(outputs=("probs",), out_dir=out_dir), where)
+             for out_dir, where in (("dist", "a.toml:3"), ("dist/.", "b.toml:7"))]
+    with pytest.raises(ConfigError, match=r"^b\.toml:7: m writes .*dist/m/model.ckpt-200.pb, as "
+                                          r"m \(a\.toml:3\) does"):
+        prepare_jobs(specs, Registry.default(plugins=False))
 
 
 @pytest.fixture
@@ -474,17 +472,12 @@ def test_paths_with_shared_options_and_a_corrupt_model_among_good_ones(with_corr
     assert done.stdout.splitlines()[-2].startswith("2 ok, 0 cached, 2 failed in ")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: worker.convert_job (and local.py's timeout, "
-                   "run._committed) store JobResult.error as 'error: ...', and report.job_line "
-                   "adds 'error: ' again")
 def test_failed_line_says_error_once(with_corrupt):
     _, done = with_corrupt
     (line,) = [line for line in done.stdout.splitlines() if line.split()[:2] == ["FAILED", "bad"]]
     assert "error: bad.pb: not a binary GraphDef" in line and "error: error:" not in line
 
 
-@pytest.mark.xfail(strict=True, reason="bug: cli/batch.py passes --outputs/--inputs as a tuple "
-                   "and manifest._job_options splits only lists, so 'a,b' stays one name")
 def test_path_mode_splits_comma_separated_outputs(monkeypatch):
     from graphfreeze_cli import batch as batch_cli
 
@@ -517,7 +510,7 @@ def test_fail_fast_stops_at_the_first_failure(samples, tmp_path):
 # -- workers: killed mid-job, timed out ------------------------------------------------------------
 
 def test_worker_killed_mid_job_is_retried_once(samples, tmp_path, monkeypatch):
-    from graphfreeze.batch.run import run as batch_run
+    from graphfreeze.batch import run as batch_run
 
     put(tmp_path, samples, "cnn_v1", "iris")
     (tmp_path / "models.toml").write_text(
@@ -585,11 +578,8 @@ if os.environ.get("GRAPHFREEZE_TEST_START_DELAY"):
 """
 
 
-@pytest.mark.xfail(strict=True, reason="bug: local.py LocalExecutor.run starts a job's clock "
-                   "when the task is sent, so a fresh worker's start-up (TensorFlow import, "
-                   "5-15 s) counts against --timeout")
 def test_timeout_does_not_count_worker_start_up(samples, tmp_path, monkeypatch):
-    from graphfreeze.batch.run import run as batch_run
+    from graphfreeze.batch import run as batch_run
 
     site = tmp_path / "site"  # workers (spawned) start 5 s slower
     site.mkdir()
@@ -608,8 +598,8 @@ def test_timeout_does_not_count_worker_start_up(samples, tmp_path, monkeypatch):
 # -- the Python API -------------------------------------------------------------------------------
 
 def test_python_api_returns_the_report(workspace, tmp_path, monkeypatch):
+    from graphfreeze.batch import run as batch_run  # what graphfreeze.batch.run calls
     from graphfreeze.batch.results import Report
-    from graphfreeze.batch.run import run as batch_run  # what graphfreeze.batch.run calls
 
     ws = clone(workspace[0], tmp_path)
     monkeypatch.chdir(ws)
@@ -632,10 +622,6 @@ def test_python_api_returns_the_report(workspace, tmp_path, monkeypatch):
         assert digests(ws / "api" / name) == digests(workspace[0] / "dist" / name)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: batch/__init__.py's lazy run() imports the "
-                   "submodule graphfreeze.batch.run, which replaces the attribute "
-                   "graphfreeze.batch.run (the function) with the module: a second call, or "
-                   "`freeze batch` in-process after any import of it, gets TypeError")
 def test_graphfreeze_batch_run_can_be_called_twice(workspace, tmp_path, monkeypatch):
     import graphfreeze.batch
     from graphfreeze.batch.results import Report

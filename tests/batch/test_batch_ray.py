@@ -50,7 +50,7 @@ def runs(samples, tmp_path_factory):
     """The manifest converted with --executor local (a subprocess) and with Ray (in-process,
     Ray not imported before the run): (local folder, ray folder, Report, what the driver saw of
     the cluster at each result, whether Ray was still initialized after)."""
-    from graphfreeze.batch.run import run as batch_run
+    from graphfreeze.batch import run as batch_run
 
     local = workspace(samples, tmp_path_factory.mktemp("local"))
     start = time.monotonic()
@@ -98,9 +98,6 @@ def test_ray_gives_the_bytes_local_gives(runs):
         "model.ckpt-200.tflite.json"]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: ray_executor.RayExecutor._init passes "
-                   "_node_ip_address='127.0.0.1', which Ray (resolve_ip_for_localhost) turns "
-                   "into the host's routable address; Ray listens on every interface")
 def test_local_ray_binds_loopback(runs):
     _, _, _, cluster, _ = runs
     assert cluster and all(address == "127.0.0.1" for nodes in cluster for address, _ in nodes)

@@ -77,8 +77,10 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
         except KeyboardInterrupt:
             interrupted = True
     ordered = tuple(results[s.name] for s in mine if s.name in results)
+    out_dirs = sorted({s.options.out_dir for s in specs})
     return Report(ordered, time.monotonic() - start, shard=shard,
-                  skipped=len(specs) - len(mine), interrupted=interrupted)
+                  skipped=len(specs) - len(mine), interrupted=interrupted,
+                  extra={"out_dir": out_dirs[0] if out_dirs else "dist"})
 
 
 def _committed(job, outcome: Outcome, status: str, seconds: float, attempts: int) -> JobResult:
@@ -86,7 +88,7 @@ def _committed(job, outcome: Outcome, status: str, seconds: float, attempts: int
         records = commit(outcome, job.folder)
     except GraphFreezeError as err:
         return JobResult(job.name, job.spec.source, job.request.targets, FAILED, seconds,
-                         error=f"error: {err}", exit_code=err.exit_code, attempts=attempts)
+                         error=str(err), exit_code=err.exit_code, attempts=attempts)
     return JobResult(job.name, job.spec.source, job.request.targets, status, seconds, records,
                      attempts=attempts)
 
