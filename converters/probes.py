@@ -17,27 +17,36 @@ def frozen_probe(graph_def):
 
 
 def onnx_probe(path: str, inputs):
-    """An ONNX file: every node output made a graph output (typed by ONNX shape inference) and
-    run in onnxruntime; tf2onnx keeps TensorFlow's tensor names for the ops it maps."""
+    """An ONNX file: the wanted node outputs made graph outputs (onnxruntime types them) and
+    run in onnxruntime; tf2onnx keeps TensorFlow's tensor names for the ops it maps. The copy
+    is written beside the file, so external weights resolve as they do for the file itself."""
 
     def probe(feeds: dict, names: list[str]) -> dict:
+        import os
+        import tempfile
+
         import numpy as np
         import onnx
         import onnxruntime as ort
 
-        model = onnx.shape_inference.infer_shapes(onnx.load(path))
-        known = {v.name: v for v in [*model.graph.value_info, *model.graph.output]}
+        model = onnx.load(path, load_external_data=False)
         wanted = set(names)
         present = {o.name for o in model.graph.output}
         for node in model.graph.node:
             for out in node.output:
-                if out in wanted and out not in present and out in known:
-                    model.graph.output.append(known[out])
+                if out in wanted and out not in present:
+                    model.graph.output.append(onnx.ValueInfoProto(name=out))
                     present.add(out)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 2
-        session = ort.InferenceSession(model.SerializeToString(), options,
-                                       providers=["CPUExecutionProvider"])
+        fd, copy = tempfile.mkstemp(suffix=".onnx", dir=os.path.dirname(path) or ".")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(model.SerializeToString())
+            del model
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 2
+            session = ort.InferenceSession(copy, options, providers=["CPUExecutionProvider"])
+        finally:
+            os.remove(copy)
         fetch = [o.name for o in session.get_outputs() if o.name in wanted]
         values = session.run(fetch, {i.name: feeds[i.name] for i in inputs})
         return {name: np.asarray(v) for name, v in zip(fetch, values, strict=True)}

@@ -220,9 +220,14 @@ def named(specs: list[JobSpec], folder: str) -> list[JobSpec]:
             break
         for s in grow:
             depth[id(s)] += 1
+    clashing = [n for n in names.values() if list(names.values()).count(n) > 1]
+    for spec in specs:  # still the same at every depth (model.keras, model.h5): keep the suffix
+        if not spec.name and names[id(spec)] in clashing:
+            names[id(spec)] += "_" + (_SUFFIX.search(spec.source.rstrip("/")) or
+                                      re.search(r"$", "")).group(0).lstrip(".")
     result, seen = [], {}
     for spec in specs:
-        name = re.sub(r"[^A-Za-z0-9._-]", "_", names[id(spec)])
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", names[id(spec)].rstrip("_"))
         if not name.strip("."):
             raise ConfigError(f"{spec.where}: job name '{name}' would write outside out_dir; "
                               "give the [[model]] a name with a letter or digit")

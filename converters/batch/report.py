@@ -170,7 +170,7 @@ def job_line(result: JobResult) -> str:
         text = text if text.startswith("internal error") else f"error: {text}"
         return f"FAILED  {result.name:<20}  {text}{tries}"
     targets = ",".join(result.targets) or "-"
-    return f"{result.status:<8}{result.name:<20}  {targets:<16}  {result.seconds:.1f} s{tries}"
+    return f"{result.status:<8}{result.name:<20}  {targets:<28}  {result.seconds:.1f} s{tries}"
 
 
 def summary_line(report: Report) -> str:

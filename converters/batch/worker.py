@@ -35,7 +35,8 @@ def convert_job(request, cwd: str) -> dict:
                 "seconds": time.monotonic() - start}
     except GraphFreezeError as err:
         divergence = getattr(err, "divergence", None)
-        return {"error": str(err), "exit_code": err.exit_code,
+        text = str(err).replace(staging + "/", request.output or "")  # where it would have gone
+        return {"error": text, "exit_code": err.exit_code,
                 **({"details": {"divergence": divergence}} if divergence else {})}
     except Exception as err:  # noqa: BLE001 -- a bug of ours: reported, the batch goes on
         return {"error": f"internal error: {type(err).__name__}: {first_line(err)}",
