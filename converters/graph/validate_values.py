@@ -1,5 +1,6 @@
 """Checks of values and sizes: Const contents against their shapes, placeholders and tensors
-made from constant shapes (Fill, random ops), and the sample inputs verification makes.
+made from constant shapes (Fill, random ops), and the sample inputs verification makes; last, a
+trial import of the weightless graph (input types, shape inference, `_class`/`_output_shapes`).
 
 Part of `validate.check_graph_def`; `check_feed_size` is for the verify stage.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from graphfreeze.errors import InputError
+from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.graphdefs import split_tensor
 
 MAX_CONST_BYTES = 2 << 30  # a real Const fits the 2 GiB protobuf; splats expand on import
@@ -22,6 +23,7 @@ _VALUE_FIELDS = ("half_val", "float_val", "double_val", "int_val", "string_val",
                  "int64_val", "bool_val", "dcomplex_val", "resource_handle_val", "variant_val",
                  "uint32_val", "uint64_val")
 _FIX = "fix or re-export the graph"
+_VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
 
 
 def check_feed_size(name: str, shape, dtype, where: str) -> None:
@@ -77,13 +79,13 @@ def check_const(node, at: str) -> None:
     if count * max(itemsize, 1) > MAX_CONST_BYTES:
         raise InputError(f"{at} has a value of shape {shape}, {_human(count * max(itemsize, 1))}, "
                          f"more than any graph file can hold; {_FIX}")
-    values = max(len(getattr(tensor, f)) for f in _VALUE_FIELDS)
-    if not values:
-        content = len(tensor.tensor_content)  # one copy of the weights: upb has no cheaper len
-        if content and itemsize and content != count * itemsize:
+    content = len(tensor.tensor_content)  # one copy of the weights: upb has no cheaper len
+    if content:  # TensorFlow reads the content when there is any, whatever values say
+        if itemsize and content != count * itemsize:
             raise InputError(f"{at} has {content} bytes of content but shape {shape} of "
                              f"{type_name(tensor.dtype)} needs {count * itemsize}; {_FIX}")
         return
+    values = max(len(getattr(tensor, f)) for f in _VALUE_FIELDS)
     per = 2 if tensor.dtype in (8, 18) else 1  # complex64/128: real and imaginary parts
     if values > count * per:
         raise InputError(f"{at} has {values // per} values but shape {shape} holds {count}; "
@@ -116,3 +118,28 @@ def check_sizes(nodes, by_name: dict, where: str) -> None:
             raise InputError(f"{where}: node '{node.name}' ({node.op}) {what} {shape} "
                              f"({_human(size)}), more than any machine holds; fix the shape or "
                              "re-export the graph")
+
+
+def check_import(graph_def, where: str) -> None:
+    """What TensorFlow's importer checks (inputs' types against the ops', shape inference, the
+    `_class` and `_output_shapes` attrs), tried on the skeleton (big constants' bytes dropped) in
+    a throwaway graph: a broken graph is refused here, naming the node, not deep in a stage.
+
+    Variables' shapes are left unknown: a meta graph shaped unlike its checkpoint is told apart
+    (every variable named, both shapes) when the checkpoint is read."""
+    import tensorflow as tf
+    from graphfreeze.graph.skeleton import skeleton
+
+    trial = skeleton(graph_def)
+    for node in trial.node:
+        if node.op in _VARIABLE_OPS:
+            node.attr.pop("_output_shapes", None)
+            if "shape" in node.attr:
+                node.attr["shape"].shape.Clear()
+                node.attr["shape"].shape.unknown_rank = True
+    try:
+        with tf.Graph().as_default():
+            tf.graph_util.import_graph_def(trial, name="")
+    except (ValueError, TypeError, tf.errors.OpError) as err:
+        raise InputError(f"{where}: TensorFlow cannot import the graph ({first_line(err)}); "
+                         f"{_FIX}") from err

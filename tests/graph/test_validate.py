@@ -156,3 +156,42 @@ def test_feed_size():
     with pytest.raises(InputError, match=r"model.pb: input 'x' of shape \[2, 100000, 100000\] "
                                          r"\(float32\) would need 74.5 GiB.*--no-verify"):
         check_feed_size("x", [2, 100000, 100000], np.float32, "model.pb")
+
+
+def test_input_of_the_wrong_type_is_refused(other_samples):
+    """Fuzzing found: TensorFlow's importer raised a ValueError deep in a stage (exit 1)."""
+    graph_def = frozen_graph(other_samples)
+    node = next(n for n in graph_def.node if n.op == "Identity" and n.input)
+    node.attr["T"].type = tf.int32.as_datatype_enum
+    line = assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph")
+    assert node.name in line and "int32" in line
+
+
+def test_placeholder_of_the_wrong_rank_is_refused(other_samples):
+    graph_def = frozen_graph(other_samples)
+    x = next(n for n in graph_def.node if n.name == "x")
+    del x.attr["shape"].shape.dim[0]
+    assert_refused(graph_def, "model.pb", "", "Shape must be rank 2")
+
+
+@pytest.mark.parametrize("attr,value", [
+    ("_output_shapes", {"list": {}}),
+    ("_class", {"list": {"type": [1, 3]}}),
+])
+def test_broken_attrs_tensorflow_reads_on_import(other_samples, attr, value):
+    from google.protobuf import json_format
+
+    graph_def = frozen_graph(other_samples)
+    x = next(n for n in graph_def.node if n.name == "x")
+    json_format.ParseDict(value, x.attr[attr])
+    assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph")
+
+
+def test_const_content_beside_values_is_checked(other_samples):
+    """Fuzzing found: a scalar with `float_val` and 3 bytes of `tensor_content` (which
+    TensorFlow reads first) failed only when constant folding ran it (exit 1)."""
+    graph_def = frozen_graph(other_samples)
+    const = next(n for n in graph_def.node if n.op == "Const" and
+                 n.attr["value"].tensor.float_val and not n.attr["value"].tensor.tensor_content)
+    const.attr["value"].tensor.tensor_content = b"l\x041"
+    assert_refused(graph_def, "model.pb", const.name, "3 bytes of content")
