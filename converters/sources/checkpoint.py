@@ -85,6 +85,21 @@ def _slice_shape(spec: VariableSpec, full: tuple[int, ...]) -> tuple[int, ...]:
                  for dim, ext in zip(full, extents, strict=True))
 
 
+def unreadable_index(prefix: str, err: BaseException) -> InputError:
+    return InputError(f"{prefix}.index: not a readable checkpoint index ({first_line(err)}); "
+                      "the file is truncated or corrupt, re-save or re-copy the checkpoint")
+
+
+def read_index(prefix: str) -> list[dict]:
+    """describe.checkpoint_variables, a broken index an InputError."""
+    from graphfreeze.describe import checkpoint_variables
+
+    try:
+        return checkpoint_variables(prefix)
+    except Exception as err:  # TensorFlow's OpError, IndexError, ... on corrupt index files
+        raise unreadable_index(prefix, err) from err
+
+
 class CheckpointModel:
     """A Saver checkpoint plus its meta graph."""
 
@@ -110,15 +125,17 @@ class CheckpointModel:
             try:
                 self._reader = tf.compat.v1.train.NewCheckpointReader(self.prefix)
             except Exception as err:
-                raise InputError(f"{self.prefix}.index: not a readable checkpoint index "
-                                 f"({first_line(err)}); re-save the checkpoint") from err
+                raise unreadable_index(self.prefix, err) from err
         return self._reader
 
     def check_variables(self, nodes: list[str]) -> None:
         """Every needed variable is in the checkpoint with the shape the graph expects; all
         disagreements are counted and the first few named."""
         reader = self._checkpoint_reader()
-        shapes = reader.get_variable_to_shape_map()
+        try:
+            shapes = reader.get_variable_to_shape_map()
+        except Exception as err:  # a corrupt index can open and still fail here
+            raise unreadable_index(self.prefix, err) from err
         missing, mismatched = [], []
         for node in nodes:
             spec = self.variables[node]
@@ -238,14 +255,14 @@ class CheckpointSource(Source):
                 *([state] if storage.isdir(path.rstrip("/")) and storage.exists(state) else [])]
 
     def describe(self, path: str, options: CheckpointOptions, unsafe: bool) -> dict:
-        from graphfreeze.describe import checkpoint_variables, likely_io, total_size
+        from graphfreeze.describe import likely_io, total_size
         from graphfreeze.graph.graphdefs import op_counts
 
         files = locate(path, options.meta, options.step)
         graph_def = read_meta_graph(files.meta).graph_def
         data = storage.glob(files.prefix, ".data-*") + [files.prefix + ".index", files.meta]
         return {"files": {"prefix": files.prefix, "meta": files.meta},
-                "size_bytes": total_size(data), "variables": checkpoint_variables(files.prefix),
+                "size_bytes": total_size(data), "variables": read_index(files.prefix),
                 "signatures": [], **likely_io(graph_def),
                 "op_counts": op_counts(graph_def, functions=True), "graph": graph_def}
 

@@ -163,8 +163,9 @@ class SavedModelSource(Source):
         return super().files(saved_model_dir(path), options)
 
     def describe(self, path: str, options: SavedModelOptions, unsafe: bool) -> dict:
-        from graphfreeze.describe import checkpoint_variables, total_size
+        from graphfreeze.describe import total_size
         from graphfreeze.graph.graphdefs import op_counts
+        from graphfreeze.sources.checkpoint import read_index
 
         path = saved_model_dir(path)
         proto = read_saved_model_proto(path)
@@ -178,7 +179,7 @@ class SavedModelSource(Source):
             check_saved_model(meta, path, path)
         sigs = signatures(meta)
         variables_prefix = storage.join(path, "variables", "variables")
-        variables = checkpoint_variables(variables_prefix) \
+        variables = read_index(variables_prefix) \
             if storage.exists(variables_prefix + ".index") else []
         chosen = next((s for s in sigs if s.key == options.signature), sigs[0] if sigs else None)
 

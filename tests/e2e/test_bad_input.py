@@ -120,3 +120,13 @@ def test_verification_mismatch_is_an_error_and_writes_nothing(sample, freeze):
     assert table[0].startswith("where it diverges") and last.startswith("error: ")
     assert "differs by up to" in last and "against the original; nothing written" in last
     assert outputs_in(model_dir) == []
+
+
+def test_inspect_corrupt_checkpoint_index(sample, freeze):
+    """Fuzzing found: inspect read the index without wrapping TensorFlow's OpError."""
+    model_dir = sample("iris")
+    index = model_dir / "model.ckpt-200.index"
+    index.write_bytes(b"\0" + index.read_bytes())
+    assert_failed(freeze("inspect", model_dir), 3, "model.ckpt-200.index",
+                  "not a readable checkpoint index")
+    assert outputs_in(model_dir) == []

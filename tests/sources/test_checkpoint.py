@@ -42,3 +42,23 @@ def test_saver_keys_come_from_the_restore_ops(samples):
     specs = saver_variables(model.meta_graph)
     assert specs["global_step"].key == "global_step"
     assert all(spec.key == name for name, spec in specs.items())
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: b"\0" + data,  # block checksum mismatch
+    lambda data: data[:134] + bytes(200) + data[334:],
+    lambda data: data[:-2],  # not an sstable (bad magic number)
+    lambda data: data[:70] + data[127:],  # IndexError inside TensorFlow's reader
+])
+def test_corrupt_index_is_an_input_error(sample, damage):
+    """Fuzzing found: `freeze inspect` on a corrupt .index was an internal error."""
+    from graphfreeze.sources.checkpoint import SOURCE, CheckpointOptions
+
+    model_dir = sample("iris")
+    index = model_dir / "model.ckpt-200.index"
+    index.write_bytes(damage(index.read_bytes()))
+    with pytest.raises(InputError, match=r"model.ckpt-200.index: not a readable checkpoint index"):
+        SOURCE.describe(str(model_dir / "model.ckpt-200"), CheckpointOptions(), False)
+    model = CheckpointModel(str(model_dir / "model.ckpt-200"))
+    with pytest.raises(InputError, match=r"\.index: not a readable checkpoint index .*re-copy"):
+        model.check_variables(["dnn/logits/bias"])
