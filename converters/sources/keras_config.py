@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from graphfreeze.errors import InputError
+from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.safety import REFUSE, host_ops
 
 # Keras: TFOpLambda layers name the TF API function they call (`io.write_file`, `nn.relu`,
@@ -78,19 +78,35 @@ def read_keras_config(path: str) -> dict:
 
         try:
             with zipfile.ZipFile(path) as archive:
-                return json.loads(archive.read("config.json"))
-        except (zipfile.BadZipFile, KeyError, ValueError) as err:
-            raise InputError(f"{path}: not a Keras .keras archive ({err}); re-save the "
-                             "model with model.save(PATH)") from err
+                return _config(archive.read("config.json"), path)
+        except InputError:
+            raise
+        except Exception as err:  # BadZipFile, KeyError, OSError, EOFError, zlib.error, ...
+            raise InputError(f"{path}: not a Keras .keras archive ({first_line(err)}); the file "
+                             "is truncated or corrupt, re-save the model with model.save(PATH)") \
+                from err
     import h5py
 
     try:
         with h5py.File(path, "r") as f:
             raw = f.attrs.get("model_config")
-    except OSError as err:
-        raise InputError(f"{path}: not a readable HDF5 file ({err}); the file is truncated or "
-                         "not a Keras .h5 model") from err
+    except Exception as err:  # OSError, KeyError, RuntimeError, ... on corrupt files
+        raise InputError(f"{path}: not a readable HDF5 file ({first_line(err)}); the file is "
+                         "truncated or not a Keras .h5 model") from err
     if raw is None:
         raise InputError(f"{path}: an HDF5 file without a Keras model config (weights only?); "
                          "save the whole model with model.save(PATH)")
-    return json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+    return _config(raw, path)
+
+
+def _config(raw, path: str) -> dict:
+    """The parsed model config; InputError unless it is a JSON object."""
+    try:
+        config = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
+    except ValueError as err:  # UnicodeDecodeError and JSONDecodeError alike
+        raise InputError(f"{path}: the model config is not JSON ({first_line(err)}); the file "
+                         "is corrupt, re-save the model") from err
+    if not isinstance(config, dict):
+        raise InputError(f"{path}: the model config is not a JSON object; the file is corrupt, "
+                         "re-save the model")
+    return config

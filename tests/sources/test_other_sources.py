@@ -163,3 +163,28 @@ def test_savedmodel_and_keras_from_ram_paths(other, freeze):
         assert tf.io.gfile.exists(out) and tf.io.gfile.exists(out + ".json")
     result = freeze("inspect", "ram://sm", "--json")
     assert result.exit_code == 0 and '"kind": "saved_model"' in result.output
+
+
+@pytest.mark.parametrize("damage,message", [
+    (lambda data: data[300:], "not a Keras .keras archive"),  # zipfile: OSError on a bad seek
+    (lambda data: None, "the model config is not a JSON object"),
+])
+def test_broken_keras_archives(other, freeze, damage, message):
+    """Fuzzing found: a .keras zip with shifted offsets was an internal error (OSError)."""
+    import zipfile
+
+    model = other("model.keras")
+    data = damage(model.read_bytes())
+    if data is None:  # a well-formed zip whose config.json is JSON but not an object
+        with zipfile.ZipFile(model) as archive:
+            members = {n: archive.read(n) for n in archive.namelist()}
+        members["config.json"] = b"[1, 2]"
+        with zipfile.ZipFile(model, "w") as archive:
+            for name, member in members.items():
+                archive.writestr(name, member)
+    else:
+        model.write_bytes(data)
+    result = freeze("--keras", model)
+    assert result.exit_code == 3, result.output
+    assert result.output.count("\n") == 1 and "model.keras: " in result.output
+    assert message in result.output
