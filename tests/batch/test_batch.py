@@ -499,7 +499,7 @@ def test_path_mode_splits_comma_separated_outputs(monkeypatch):
 def test_fail_fast_stops_at_the_first_failure(samples, tmp_path):
     put(tmp_path, samples, "cnn_v1", "iris", "iris_resource")
     done = cli(tmp_path, "batch", "cnn_v1", "iris", "iris_resource", "--outputs", "probs",
-               "--target", "android,tflite", "--jobs", "1", "--timeout", "0.5", "--fail-fast",
+               "--target", "android,tflite,onnx,server", "--jobs", "1", "--timeout", "0.02", "--fail-fast",
                "--no-cache")
     assert done.returncode == 7, done.stderr
     report = report_of(tmp_path / "dist")
@@ -560,10 +560,10 @@ def test_timeout_fails_the_job(samples, tmp_path):
     put(tmp_path, samples, "cnn_v1")
     start = time.monotonic()
     done = cli(tmp_path, "batch", "cnn_v1", "--outputs", "probs", "--target", "android,tflite",
-               "--jobs", "1", "--timeout", "0.5", "--no-cache")
+               "--jobs", "1", "--timeout", "0.02", "--no-cache")
     assert done.returncode == 7, done.stderr
     (job,) = report_of(tmp_path / "dist")["jobs"]
-    assert job["status"] == "failed" and "timed out after 0.5 s" in job["error"]
+    assert job["status"] == "failed" and "timed out after 0.02 s" in job["error"]
     assert job["exit_code"] == 3 and job["artifacts"] == []
     assert not (tmp_path / "dist" / "cnn_v1").exists()
     assert time.monotonic() - start < 60
