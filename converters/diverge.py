@@ -91,6 +91,9 @@ def _agreeing_inputs(graph_def, node: str, ok: dict) -> list[str]:
         if name in seen or name not in by_name:
             continue
         seen.add(name)
+        if by_name[name].op in ("Placeholder", "PlaceholderWithDefault"):
+            found.append(f"{name} (input)")  # both were fed the same values
+            continue
         if f"{name}:0" in ok:
             if ok[f"{name}:0"]:
                 found.append(name)
