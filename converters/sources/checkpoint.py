@@ -19,6 +19,7 @@ from graphfreeze.sources.checkpoint_files import (
     locate,
     read_meta_graph,
 )
+from graphfreeze.sources.frozen import failed_run
 
 READ_GROUP_BYTES = 16 * 2**20  # per RestoreV2 call: few calls, little held twice
 
@@ -215,8 +216,11 @@ class CheckpointModel:
                 else:
                     restores.append(tf.raw_ops.Assign(ref=target, value=value))
         with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
-            sess.run(restores)
-            return sess.run(fetches, feeds)
+            try:
+                sess.run(restores)
+                return sess.run(fetches, feeds)
+            except tf.errors.OpError as err:
+                raise failed_run(self.graph_file, err) from err
 
 
 @dataclass(frozen=True)

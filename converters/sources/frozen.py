@@ -41,9 +41,28 @@ class FrozenModel:
 
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
         """The frozen graph is its own original: run it as given."""
+        import tensorflow as tf
         from graphfreeze.graph.session import run_graph_def
 
-        return run_graph_def(graph_def, feeds, fetches)
+        try:
+            return run_graph_def(graph_def, feeds, fetches)
+        except tf.errors.OpError as err:
+            raise failed_run(self.graph_file, err) from err
+
+
+def failed_run(graph_file: str, err: BaseException) -> InputError:
+    """The original model failed on verification's sample inputs (a broken attr TensorFlow
+    checks only when it runs a kernel, an index out of range, ...): TensorFlow's reason without
+    its 'Graph execution error' header and stack, and the node it names."""
+    text = getattr(err, "message", None) or str(err)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    node = re.search(r"\{\{node ([^}]+)\}\}", text)
+    end = next((i for i, line in enumerate(lines) if "{{node" in line), len(lines))
+    reason = next((line for line in reversed(lines[:end]) if not line.startswith(
+        ("Graph execution error", "Detected at node", "File ", "[["))), type(err).__name__)
+    at = f" at node '{node.group(1)}'" if node else ""
+    return InputError(f"{graph_file}: the original model fails on verification's sample "
+                      f"inputs{at} ({reason}); fix the model, or pass --no-verify")
 
 
 def read_graph_def(path: str):

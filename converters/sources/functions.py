@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from graphfreeze.sources.frozen import FrozenModel
+from graphfreeze.sources.frozen import FrozenModel, failed_run
 
 
 class FunctionModel(FrozenModel):
@@ -30,7 +30,12 @@ class FunctionModel(FrozenModel):
         by_input = {f"{k}:0": k for k in self.default_inputs}
         by_output = {f"{k}:0": k for k in self.default_outputs}
         if set(feeds) == set(by_input) and all(f in by_output for f in fetches):
-            result = self._call({by_input[name]: value for name, value in feeds.items()})
+            import tensorflow as tf
+
+            try:
+                result = self._call({by_input[name]: value for name, value in feeds.items()})
+            except tf.errors.OpError as err:
+                raise failed_run(self.graph_file, err) from err
             return [np.asarray(result[by_output[f]]) for f in fetches]
         return super().run_reference(graph_def, feeds, fetches)
 

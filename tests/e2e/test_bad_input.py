@@ -130,3 +130,21 @@ def test_inspect_corrupt_checkpoint_index(sample, freeze):
     assert_failed(freeze("inspect", model_dir), 3, "model.ckpt-200.index",
                   "not a readable checkpoint index")
     assert outputs_in(model_dir) == []
+
+
+def test_original_that_fails_to_run_is_an_input_error(sample, freeze):
+    """Fuzzing found: an attr TensorFlow checks only in the kernel (squeeze_dims out of int32
+    range inside a cond branch) made verification's reference run an internal error."""
+    model_dir = sample("iris_resource")
+    meta_file = model_dir / "model.ckpt-200.meta"
+    meta = meta_graph_pb2.MetaGraphDef()
+    meta.ParseFromString(meta_file.read_bytes())
+    squeezes = [n for f in meta.graph_def.library.function for n in f.node_def
+                if "cond_true" in f.signature.name and n.name == "moments/Squeeze_1"]
+    for squeeze in squeezes:  # the cond's branch as saved and as rewritten for the Saver
+        squeeze.attr["squeeze_dims"].list.i.append(-(2**63))
+    meta_file.write_bytes(meta.SerializeToString())
+    assert_failed(freeze("--ckpt", model_dir / "model.ckpt-200", "--outputs", "probs"), 3,
+                  "model.ckpt-200.meta: the original model fails", f"'{squeeze.name}'",
+                  "out of range for an int32", "--no-verify")
+    assert outputs_in(model_dir) == []
