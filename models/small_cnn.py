@@ -23,7 +23,7 @@ v1 = tf.compat.v1
 tf.get_logger().setLevel("ERROR")
 
 
-def build(out_dir: str, control_flow: str = "v2", steps: int = 5) -> str:
+def build(out_dir: str, control_flow: str = "v2", steps: int = 5, size: int = 16) -> str:
     if control_flow == "v1":
         v1.disable_control_flow_v2()
     else:
@@ -31,7 +31,7 @@ def build(out_dir: str, control_flow: str = "v2", steps: int = 5) -> str:
     graph = tf.Graph()
     with graph.as_default():
         v1.set_random_seed(0)
-        images = v1.placeholder(tf.float32, [None, 16, 16, 3], name="images")
+        images = v1.placeholder(tf.float32, [None, size, size, 3], name="images")
         labels = v1.placeholder(tf.int64, [None], name="labels")
         model = keras.Sequential([
             keras.layers.Conv2D(8, 3, padding="same"),
@@ -55,7 +55,7 @@ def build(out_dir: str, control_flow: str = "v2", steps: int = 5) -> str:
                 loss, global_step=global_step, var_list=model.trainable_variables)
         saver = v1.train.Saver()
         rng = np.random.default_rng(0)
-        feats = rng.normal(size=(32, 16, 16, 3)).astype(np.float32)
+        feats = rng.normal(size=(32, size, size, 3)).astype(np.float32)
         ys = rng.integers(0, 5, size=32)
         phase = keras.backend.learning_phase()
         with v1.Session(graph=graph) as sess:
@@ -71,8 +71,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="models/out/cnn")
     parser.add_argument("--control-flow", choices=["v1", "v2"], default="v2")
+    parser.add_argument("--size", type=int, default=16, help="image height and width")
     args = parser.parse_args()
-    print(build(args.out, args.control_flow))
+    print(build(args.out, args.control_flow, size=args.size))
 
 
 if __name__ == "__main__":
