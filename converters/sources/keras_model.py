@@ -142,7 +142,18 @@ def open_model(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
     return model, {"keras": flavour, "stripped": stripped}
 
 
-def trace(model):
+def trace(model, path: str = "the model"):
+    """`_trace`, a model whose config TensorFlow cannot trace (a broken file) an InputError."""
+    try:
+        return _trace(model)
+    except Exception as err:  # TypeError/ValueError "in user code: ..." from tf.function
+        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+        raise InputError(f"{path}: TensorFlow cannot trace this Keras model "
+                         f"({lines[-1] if lines else type(err).__name__}); the file is corrupt "
+                         "or was saved by another Keras, re-save the model") from err
+
+
+def _trace(model):
     """(concrete function of the model in inference mode, input names, output names): names as
     the user knows them (input and output layer names), unique."""
     import tensorflow as tf
@@ -169,7 +180,7 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
     from graphfreeze.sources.functions import FunctionModel, freeze_function
 
     model, notes = open_model(path, custom, unsafe)
-    fn, input_names, output_names = trace(model)
+    fn, input_names, output_names = trace(model, path)
     graph_def = freeze_function(fn, input_names, output_names)
 
     def call(feeds: dict) -> dict:
@@ -225,7 +236,7 @@ class KerasSource(Source):
         from graphfreeze.graph.graphdefs import op_counts
 
         model, notes = open_model(path, options.custom_objects, unsafe)
-        fn, input_names, output_names = trace(model)
+        fn, input_names, output_names = trace(model, path)
         graph_def = fn.graph.as_graph_def()
 
         def tensors(names, specs):

@@ -188,3 +188,20 @@ def test_broken_keras_archives(other, freeze, damage, message):
     assert result.exit_code == 3, result.output
     assert result.output.count("\n") == 1 and "model.keras: " in result.output
     assert message in result.output
+
+
+def test_keras_model_that_cannot_be_traced(other, freeze):
+    """Fuzzing found: an .h5 config whose layer name is a number loads, then tracing it raised
+    a TypeError (exit 1) in convert and in inspect."""
+    import h5py
+
+    model = other("model.h5")
+    with h5py.File(model, "r+") as f:
+        config = json.loads(f.attrs["model_config"])
+        config["config"]["name"] = 1000
+        f.attrs["model_config"] = json.dumps(config)
+    for command in (["--keras", model], ["inspect", model]):
+        result = freeze(*command)
+        assert result.exit_code == 3, result.output
+        assert result.output.count("\n") == 1, result.output
+        assert "model.h5: TensorFlow cannot trace this Keras model" in result.output
