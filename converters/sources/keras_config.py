@@ -96,7 +96,33 @@ def read_keras_config(path: str) -> dict:
     if raw is None:
         raise InputError(f"{path}: an HDF5 file without a Keras model config (weights only?); "
                          "save the whole model with model.save(PATH)")
-    return _config(raw, path)
+    config = _config(raw, path)
+    _check_inbound_nodes(config, path)
+    return config
+
+
+def _check_inbound_nodes(config: dict, where: str) -> None:
+    """tf_keras rebuilds a functional model by retrying layers until every inbound node
+    resolves: a reference no layer call can satisfy (a node index that is not a number or past
+    the layer's calls) makes it loop forever. Refuse those first."""
+    layers = (config.get("config") or {}).get("layers") if isinstance(config.get("config"),
+                                                                      dict) else None
+    if not isinstance(layers, list) or not all(isinstance(layer, dict) for layer in layers):
+        return
+    calls = {layer.get("name"): max(len(layer.get("inbound_nodes") or []), 1)
+             for layer in layers}
+    for layer in layers:
+        nodes = layer.get("inbound_nodes")
+        for ref in (r for node in (nodes if isinstance(nodes, list) else []) if
+                    isinstance(node, list) for r in node):
+            if not isinstance(ref, list) or len(ref) < 3:
+                continue  # not the legacy [layer, node_index, tensor_index, kwargs] form
+            name, index, tensor = ref[:3]
+            if name not in calls or type(index) is not int or type(tensor) is not int or \
+                    not 0 <= index < calls[name]:
+                raise InputError(f"{where}: layer '{layer.get('name')}' reads {ref[:3]!r}, "
+                                 "which no layer call makes; the file is corrupt, re-save the "
+                                 "model")
 
 
 def _config(raw, path: str) -> dict:

@@ -205,3 +205,22 @@ def test_keras_model_that_cannot_be_traced(other, freeze):
         assert result.exit_code == 3, result.output
         assert result.output.count("\n") == 1, result.output
         assert "model.h5: TensorFlow cannot trace this Keras model" in result.output
+
+
+@pytest.mark.parametrize("index", ["x", 7, -1])
+def test_h5_inbound_node_no_layer_call_makes(other, freeze, index):
+    """Fuzzing found: tf_keras retries a functional model's layers until every inbound node
+    resolves, so a node index none can satisfy hung `freeze` forever."""
+    import h5py
+
+    model = other("model.h5")
+    with h5py.File(model, "r+") as f:
+        config = json.loads(f.attrs["model_config"])
+        layer = next(la for la in config["config"]["layers"] if la["inbound_nodes"])
+        layer["inbound_nodes"][0][0][1] = index
+        f.attrs["model_config"] = json.dumps(config)
+    result = freeze("--keras", model)
+    assert result.exit_code == 3, result.output
+    assert result.output.count("\n") == 1, result.output
+    assert f"model.h5: layer '{layer['name']}' reads" in result.output
+    assert "which no layer call makes" in result.output
