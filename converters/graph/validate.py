@@ -28,7 +28,10 @@ def check_graph_def(graph_def, where: str) -> None:
     for name, func in funcs.items():
         args = {a.name for a in func.signature.input_arg}
         calls[name] = _check_body(func.node_def, ops, where, f"function '{name}', ", args)
-        names = args | {n.name for n in func.node_def}
+        names, outs = args | {n.name for n in func.node_def}, [a.name for a in func.signature.output_arg]
+        if set(func.ret) != set(outs):
+            raise InputError(f"{where}: function '{name}' returns {sorted(func.ret)} but declares "
+                             f"outputs {outs}; {_FIX}")
         for key, ref in func.ret.items():
             if ref.split(":")[0] not in names:
                 raise InputError(f"{where}: function '{name}' returns '{ref}' as '{key}', but it "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from graphfreeze.errors import InputError, first_line
 from graphfreeze.sources.frozen import FrozenModel, failed_run
 
 
@@ -40,7 +41,23 @@ class FunctionModel(FrozenModel):
         return super().run_reference(graph_def, feeds, fetches)
 
 
-def freeze_function(func, input_keys: list[str], output_keys: list[str]):
+def freeze_function(func, input_keys: list[str], output_keys: list[str],
+                    where: str = "the model"):
+    """`_freeze`, then the frozen graph checked like any read from a file: a model TensorFlow
+    loads but cannot freeze into a sound graph (a broken file at `where`) is an InputError."""
+    import tensorflow as tf
+    from graphfreeze.graph.validate import check_graph_def
+
+    try:
+        graph_def = _freeze(func, input_keys, output_keys)
+    except (ValueError, TypeError, KeyError, tf.errors.OpError) as err:
+        raise InputError(f"{where}: TensorFlow cannot freeze this model ({first_line(err)}); "
+                         "the file is corrupt, re-export the model") from err
+    check_graph_def(graph_def, where)
+    return graph_def
+
+
+def _freeze(func, input_keys: list[str], output_keys: list[str]):
     """GraphDef of `func` with variables as constants, inputs and outputs named by the keys.
 
     `input_keys` follow `func.inputs` (captures excluded), `output_keys` `func.outputs`.

@@ -118,8 +118,8 @@ def _check_inbound_nodes(config: dict, where: str) -> None:
             if not isinstance(ref, list) or len(ref) < 3:
                 continue  # not the legacy [layer, node_index, tensor_index, kwargs] form
             name, index, tensor = ref[:3]
-            if name not in calls or type(index) is not int or type(tensor) is not int or \
-                    not 0 <= index < calls[name]:
+            if not isinstance(name, str) or name not in calls or type(index) is not int or \
+                    type(tensor) is not int or not 0 <= index < calls[name]:
                 raise InputError(f"{where}: layer '{layer.get('name')}' reads {ref[:3]!r}, "
                                  "which no layer call makes; the file is corrupt, re-save the "
                                  "model")

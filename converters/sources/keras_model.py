@@ -181,7 +181,7 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
 
     model, notes = open_model(path, custom, unsafe)
     fn, input_names, output_names = trace(model, path)
-    graph_def = freeze_function(fn, input_names, output_names)
+    graph_def = freeze_function(fn, input_names, output_names, path)
 
     def call(feeds: dict) -> dict:
         xs = [tf.constant(feeds[n]) for n in input_names]

@@ -195,3 +195,12 @@ def test_const_content_beside_values_is_checked(other_samples):
                  n.attr["value"].tensor.float_val and not n.attr["value"].tensor.tensor_content)
     const.attr["value"].tensor.tensor_content = b"l\x041"
     assert_refused(graph_def, "model.pb", const.name, "3 bytes of content")
+
+
+def test_function_returning_what_it_does_not_declare(other_samples):
+    """Fuzzing found: a function with an output dropped from its signature loaded and froze,
+    then a later import failed on the caller's dangling output (exit 1)."""
+    graph_def = saved_model_graphs(other_samples / "tf2_savedmodel")[0]
+    func = next(f for f in graph_def.library.function if len(f.signature.output_arg) > 1)
+    del func.signature.output_arg[-1]
+    assert_refused(graph_def, "saved_model.pb", "", f"function '{func.signature.name}' returns")

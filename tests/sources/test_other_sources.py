@@ -224,3 +224,21 @@ def test_h5_inbound_node_no_layer_call_makes(other, freeze, index):
     assert result.output.count("\n") == 1, result.output
     assert f"model.h5: layer '{layer['name']}' reads" in result.output
     assert "which no layer call makes" in result.output
+
+
+def test_savedmodel_tensorflow_cannot_freeze(other, freeze, tmp_path):
+    """Fuzzing found: a TF1 SavedModel whose restore op lost an input loads, then freezing its
+    signature raised a shape ValueError (exit 1)."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    path = other("tf1_savedmodel")
+    model = saved_model_pb2.SavedModel()
+    model.ParseFromString((path / "saved_model.pb").read_bytes())
+    node = next(n for n in model.meta_graphs[0].graph_def.node if n.name == "save/restore_shard")
+    del node.input[1]
+    (path / "saved_model.pb").write_bytes(model.SerializeToString())
+    result = freeze("--saved-model", path, "-o", tmp_path / "out.pb")
+    assert result.exit_code == 3, result.output
+    assert result.output.count("\n") == 1, result.output
+    assert "saved_model.pb: TensorFlow cannot freeze this model" in result.output
+    assert not (tmp_path / "out.pb").exists()
