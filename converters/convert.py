@@ -117,7 +117,7 @@ def initial_state(request: Request, model, registry: Registry) -> State:
         raise InputError(f"no --outputs given for {where}; likely outputs: {listed}")
     outputs = names.resolve(model.graph_def, wanted, "output", where)
     given = names.resolve(model.graph_def, list(request.inputs), "input", where)
-    from graphfreeze.graph.graphdefs import reachable
+    from graphfreeze.graph.graphdefs import extract, reachable
 
     needed = reachable(model.graph_def, [o.node for o in outputs], [i.node for i in given])
     for ref in given:
@@ -131,12 +131,15 @@ def initial_state(request: Request, model, registry: Registry) -> State:
     flags = names.flag_nodes(model.graph_def, needed, {i.node for i in given})
     inputs = given or names.default_inputs(model.graph_def, outputs, set(flags))
     notes = {}
+    keep = [t.node for t in (*outputs, *inputs)]
     if not request.unsafe:  # before anything runs: nothing the graph does may touch the host
         from graphfreeze.graph.safety import check_graph
 
-        model.graph_def, warnings = check_graph(
-            model.graph_def, [t.node for t in (*outputs, *inputs)], where)
+        model.graph_def, warnings = check_graph(model.graph_def, keep, where)
         notes = {"warnings": warnings} if warnings else {}
+    from graphfreeze.graph.validate_values import check_import
+
+    check_import(extract(model.graph_def, keep), where)  # what the run needs imports cleanly
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags,
                  registry=registry, notes=notes)
 

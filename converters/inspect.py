@@ -24,12 +24,17 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
     described = source.describe(path, source_options, unsafe)
     graph_def = described.pop("graph")
     candidates = described.pop("gap_outputs", None)
+    from graphfreeze.graph.graphdefs import extract
+    from graphfreeze.graph.validate_values import check_import
+    from graphfreeze.names import likely_outputs
+
+    judged = candidates or likely_outputs(graph_def, limit=20)
     if not unsafe:  # gaps are judged by folding constants: nothing may touch the host
         from graphfreeze.graph.safety import check_graph
-        from graphfreeze.names import likely_outputs
 
-        graph_def, _ = check_graph(graph_def, candidates or likely_outputs(graph_def, limit=20),
-                                   path)
+        graph_def, _ = check_graph(graph_def, judged, path)
+    if judged:
+        check_import(extract(graph_def, judged), path)
     report = {"schema_version": SCHEMA_VERSION, "path": path, "kind": source.name, **described}
     report["targets"] = {g.label: {**g.as_json(), "summary": g.line}
                          for g in op_gaps(graph_def, candidates, registry)}

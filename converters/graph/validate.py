@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from graphfreeze.errors import InputError
 from graphfreeze.graph.graphdefs import function_names_used, split_tensor
-from graphfreeze.graph.validate_values import check_const, check_import, check_sizes, type_name
+from graphfreeze.graph.validate_values import check_const, check_sizes, type_name
 
 _LOOP_BACK = ("NextIteration", "RefNextIteration")  # while-loop back edges into Merge
 _FIELDS = {"string": "s", "int": "i", "float": "f", "bool": "b", "type": "type",
@@ -38,7 +38,6 @@ def check_graph_def(graph_def, where: str) -> None:
                                  f"has no such node or argument; {_FIX}")
     _check_recursion(calls, where)
     _check_body(graph_def.node, ops, where, "")
-    check_import(graph_def, where)
 
 
 def _check_versions(versions, where: str) -> None:

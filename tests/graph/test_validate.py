@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 from graphfreeze.errors import InputError
 from graphfreeze.graph.validate import check_graph_def
-from graphfreeze.graph.validate_values import check_feed_size
+from graphfreeze.graph.validate_values import check_feed_size, check_import
 from tensorflow.core.framework import graph_pb2
 from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2
 
@@ -41,9 +41,9 @@ def saved_model_graphs(path):
     return [m.graph_def for m in model.meta_graphs]
 
 
-def assert_refused(graph_def, where: str, node: str, phrase: str) -> str:
+def assert_refused(graph_def, where: str, node: str, phrase: str, check=None) -> str:
     with pytest.raises(InputError) as info:
-        check_graph_def(graph_def, where)
+        (check or check_graph_def)(graph_def, where)
     line = str(info.value)
     assert "\n" not in line and line.startswith(f"{where}: "), line
     assert phrase in line, line
@@ -163,7 +163,8 @@ def test_input_of_the_wrong_type_is_refused(other_samples):
     graph_def = frozen_graph(other_samples)
     node = next(n for n in graph_def.node if n.op == "Identity" and n.input)
     node.attr["T"].type = tf.int32.as_datatype_enum
-    line = assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph")
+    line = assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph",
+                          check_import)
     assert node.name in line and "int32" in line
 
 
@@ -171,7 +172,7 @@ def test_placeholder_of_the_wrong_rank_is_refused(other_samples):
     graph_def = frozen_graph(other_samples)
     x = next(n for n in graph_def.node if n.name == "x")
     del x.attr["shape"].shape.dim[0]
-    assert_refused(graph_def, "model.pb", "", "Shape must be rank 2")
+    assert_refused(graph_def, "model.pb", "", "Shape must be rank 2", check_import)
 
 
 @pytest.mark.parametrize("attr,value", [
@@ -184,7 +185,7 @@ def test_broken_attrs_tensorflow_reads_on_import(other_samples, attr, value):
     graph_def = frozen_graph(other_samples)
     x = next(n for n in graph_def.node if n.name == "x")
     json_format.ParseDict(value, x.attr[attr])
-    assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph")
+    assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph", check_import)
 
 
 def test_const_content_beside_values_is_checked(other_samples):
