@@ -43,20 +43,21 @@ def parse_target(data: dict, where: str, provider: str = BUILTIN) -> Target:
     return Target(data["name"], data["description"], tuple(uses), provider)
 
 
-def _stage(value, name: str, what: str) -> Stage:
-    value = value() if callable(value) and not isinstance(value, Stage) else value
-    if not isinstance(value, Stage) or value.name != name:
-        raise ConfigError(f"{what}: the entry point must give a graphfreeze.plugins.Stage "
-                          f"named '{name}'")
-    return value
+def _made(cls: type):
+    """A checker for an entry point's value: a `cls` instance named as registered, or a
+    callable giving one."""
+
+    def check(value, name: str, what: str):
+        value = value() if callable(value) and not isinstance(value, cls) else value
+        if not isinstance(value, cls) or value.name != name:
+            raise ConfigError(f"{what}: the entry point must give a graphfreeze.plugins."
+                              f"{cls.__name__} named '{name}'")
+        return value
+
+    return check
 
 
-def _pass(value, name: str, what: str) -> GraphPass:
-    value = value() if callable(value) and not isinstance(value, GraphPass) else value
-    if not isinstance(value, GraphPass) or value.name != name:
-        raise ConfigError(f"{what}: the entry point must give a graphfreeze.plugins.GraphPass "
-                          f"named '{name}'")
-    return value
+_stage, _pass = _made(Stage), _made(GraphPass)
 
 
 def _source(value, name: str, what: str) -> Source:

@@ -71,6 +71,29 @@ def hostile_models(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
+def mount(tmp_path):
+    """mount(*options) -> a fresh folder with a file system mounted on it (tmpfs, a read-only
+    bind mount: real full disks and read-only folders), unmounted at the end; skips where this
+    sandbox cannot mount."""
+    mounted = []
+
+    def make(*options: str) -> Path:
+        folder = tmp_path / f"mnt{len(mounted)}"
+        folder.mkdir()
+        for cmd in options:
+            done = subprocess.run(["mount", *cmd.split(), str(folder)], capture_output=True,
+                                  text=True)
+            if done.returncode:
+                pytest.skip(f"cannot mount here ({done.stderr.strip()})")
+            mounted.append(folder)
+        return folder
+
+    yield make
+    for folder in reversed(mounted):
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+@pytest.fixture
 def freeze():
     """Run the `freeze` CLI in-process; returns click's Result (exit_code, output, stderr)."""
     from graphfreeze_cli.main import main

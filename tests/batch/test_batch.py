@@ -383,28 +383,6 @@ def test_two_jobs_writing_one_output_are_refused(samples, tmp_path, monkeypatch)
         prepare_jobs(specs, Registry.default(plugins=False))
 
 
-@pytest.fixture
-def mount(tmp_path):
-    """mount(*options) -> a fresh folder with a file system mounted on it, unmounted at the end
-    (as tests/e2e/test_killed_runs.py)."""
-    mounted = []
-
-    def make(*options: str) -> Path:
-        folder = tmp_path / f"mnt{len(mounted)}"
-        folder.mkdir()
-        for cmd in options:
-            done = subprocess.run(["mount", *cmd.split(), str(folder)], capture_output=True,
-                                  text=True)
-            if done.returncode:
-                pytest.skip(f"cannot mount here ({done.stderr.strip()})")
-            mounted.append(folder)
-        return folder
-
-    yield make
-    for folder in reversed(mounted):
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
-
-
 @pytest.mark.parametrize("how", ["a regular file", "a read-only mount"])
 def test_unwritable_out_dir_is_one_line_and_writes_nothing(samples, tmp_path, mount, how):
     work = tmp_path / "work"

@@ -57,26 +57,6 @@ def test_sigkill_leaves_temporaries_the_next_run_removes(sample, freeze):
                                        "model.ckpt-200.savedmodel", "model.ckpt-200.savedmodel.json"]
 
 
-@pytest.fixture
-def mount(tmp_path):
-    """mount(*options) -> a fresh folder with a file system mounted on it, unmounted at the end."""
-    mounted = []
-
-    def make(*options: str) -> Path:
-        folder = tmp_path / f"mnt{len(mounted)}"
-        folder.mkdir()
-        for cmd in options:
-            done = subprocess.run(["mount", *cmd.split(), str(folder)], capture_output=True, text=True)
-            if done.returncode:
-                pytest.skip(f"cannot mount here ({done.stderr.strip()})")
-            mounted.append(folder)
-        return folder
-
-    yield make
-    for folder in reversed(mounted):
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
-
-
 @pytest.mark.parametrize("target", ["android", "server", "tflite"])
 def test_full_disk_is_one_line_and_leaves_nothing(sample, freeze, mount, target):
     model_dir = sample("iris")
