@@ -120,6 +120,31 @@ def sm_asset(out: str) -> None:
         f.write(proto.SerializeToString())
 
 
+def sm_saver(out: str, target: str) -> None:
+    """TF1 SavedModel whose saver's restore op depends on a SaveV2 writing next to TARGET (a path
+    made from the saver's own filename, so it looks like the saver's file): runs on loading."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        w = v1.get_variable("w", [4, 3])
+        probs = tf.identity(tf.matmul(x, w), name="probs")
+        saver = v1.train.Saver()
+        filename = graph.get_tensor_by_name(saver.saver_def.filename_tensor_name)
+        escape = os.path.relpath(os.path.join(target, "sm_saver"), "/")
+        prefix = tf.strings.join([filename, "/../../../../../../../../../../" + escape])
+        evil = tf.raw_ops.SaveV2(prefix=prefix, tensor_names=["w"], shape_and_slices=[""],
+                                 tensors=[w.read_value()], name="evil")
+        graph.get_operation_by_name(saver.saver_def.restore_op_name)._add_control_input(evil)
+        with v1.Session(graph=graph) as sess:
+            sess.run(v1.global_variables_initializer())
+            builder = v1.saved_model.Builder(out)
+            builder.add_meta_graph_and_variables(
+                sess, ["serve"], saver=saver, signature_def_map={
+                    "serving_default": v1.saved_model.predict_signature_def({"x": x},
+                                                                            {"probs": probs})})
+            builder.save()
+
+
 def keras_write(path: str, target: str) -> None:
     """A Dense model whose saved config gains a TFOpLambda layer calling tf.io.write_file on
     constants (Keras runs such a layer eagerly while rebuilding the model). Keras cannot build
@@ -147,6 +172,7 @@ def build_all(out: str, target: str) -> None:
     frozen_read(os.path.join(out, "frozen_read.pb"), target)
     sm_write(os.path.join(out, "sm_write"), target)
     sm_asset(os.path.join(out, "sm_asset"))
+    sm_saver(os.path.join(out, "sm_saver"), target)
     keras_write(os.path.join(out, "keras_write.h5"), target)
 
 

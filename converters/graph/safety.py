@@ -51,6 +51,7 @@ MODULES = {"gen_script_ops": "runs Python code", "gen_io_ops": "reads files",
 CONDITIONAL = {"output_stream": "PrintV2", "descriptor_source": "proto", "debug_urls": "debug"}
 CHECKPOINT_OPS = {"SaveV2", "Save", "SaveSlices", "RestoreV2", "Restore", "RestoreSlice",
                   "MergeV2Checkpoints"}
+RESTORE_OPS = {"RestoreV2", "Restore", "RestoreSlice"}
 REFUSE = "graphfreeze does not run ops that touch the host; pass --unsafe if you trust this model"
 _WRITES = re.compile(r"Write|Save|Dump|Merge|ToTFRecord|Cache|Print")
 
@@ -218,30 +219,41 @@ def check_saved_model(meta_graph_def, model_dir: str, where: str) -> None:
     graph_def = meta_graph_def.graph_def
     by_name = nodes_by_name(graph_def)
     saver = meta_graph_def.saver_def if meta_graph_def.HasField("saver_def") else None
-    saver_nodes: set[str] = set()
+    saver_nodes, restoring = set(), set()
     if saver:
         roots = [split_tensor(t)[0] for t in (saver.restore_op_name, saver.save_tensor_name)]
         saver_nodes = reachable(graph_def, [r for r in roots if r in by_name])
+        restore = split_tensor(saver.restore_op_name)[0]
+        restoring = reachable(graph_def, [restore]) if restore in by_name else set()
     strict = _Library(graph_def.library)
-    lenient = _Library(graph_def.library, frozenset(CHECKPOINT_OPS))
+    lenient = _Library(graph_def.library, frozenset(CHECKPOINT_OPS))  # the save path: not run
+    restores = _Library(graph_def.library, frozenset(RESTORE_OPS))  # what loading runs
     assets = {split_tensor(a.tensor_info.name)[0] for a in _asset_defs(meta_graph_def)}
     called = set()
     for node in graph_def.node:
         in_saver = node.name in saver_nodes
-        if in_saver and node.op in CHECKPOINT_OPS and saver and not _from_saver_file(
-                graph_def, node, split_tensor(saver.filename_tensor_name)[0]):
-            raise _refusal(where, (node.name, node.op, host_ops()[node.op] + " not named by "
-                                   "the saver", None))
+        if node.name in restoring and node.op in CHECKPOINT_OPS and (
+                node.op not in RESTORE_OPS or not _from_saver_file(
+                    by_name, node, split_tensor(saver.filename_tensor_name)[0])):
+            raise _refusal(where, (node.name, node.op, host_ops()[node.op] + " when the model "
+                                   "loads, not a restore of the saver's own file", None))
         if not in_saver and _reads_asset(node, by_name, assets):
             continue
-        hit = (lenient if in_saver else strict).find(node)
+        library = restores if node.name in restoring else lenient if in_saver else strict
+        hit = library.find(node)
         if hit:
             raise _refusal(where, hit, node.name)
         if not in_saver:
             called |= set(strict.callees(node))
     saver_only = set()
-    for name in saver_nodes:
+    for name in saver_nodes - restoring:  # functions only the save path calls
         saver_only |= _closure(lenient, lenient.callees(by_name[name]))
+    for name in restoring:  # functions loading runs: restores of the saver's file only
+        for func in _closure(restores, restores.callees(by_name[name])):
+            hit = restores.in_function(func)
+            if hit:
+                raise _refusal(where, hit)
+            saver_only.add(func)
     saver_only -= _closure(strict, called)
     for name in sorted(set(strict.funcs) - saver_only):  # uncalled ones too: load may run them
         hit = strict.in_function(name)
@@ -260,8 +272,14 @@ def _closure(library: _Library, names) -> set[str]:
     return seen
 
 
-def _from_saver_file(graph_def, node, filename_node: str) -> bool:
-    return bool(node.input) and filename_node in reachable(graph_def, [node.input[0]])
+def _from_saver_file(by_name: dict, node, filename_node: str) -> bool:
+    """Whether a restore op's prefix is the saver's filename tensor (through Identity only)."""
+    if not node.input:
+        return False
+    source = split_tensor(node.input[0])[0]
+    while source in by_name and by_name[source].op == "Identity" and source != filename_node:
+        source = split_tensor(by_name[source].input[0])[0]
+    return source == filename_node
 
 
 def _reads_asset(node, by_name, assets: set[str]) -> bool:

@@ -113,6 +113,14 @@ def test_saved_model_asset_outside_refused(hostile, freeze):
     assert not leaked(models, OUTSIDE)  # ReadFile is never folded into the artifact
 
 
+def test_saved_model_saver_writing_elsewhere_refused(hostile, freeze):
+    """A SaveV2 made a control input of the saver's restore op, its prefix built from the saver's
+    own filename: loading would run it."""
+    models, target = hostile
+    assert_failed(freeze(models / "sm_saver"), 3, "'evil' (SaveV2)", "--unsafe")
+    assert not list(target.glob("sm_saver*")) and written(models) == []
+
+
 def test_keras_tfoplambda_refused(hostile, freeze):
     models, target = hostile
     assert_failed(freeze(models / "keras_write.h5"), 3,
