@@ -17,13 +17,14 @@ BATCH_FAILED = 7  # exit code: some jobs failed (each job's own error is in the 
 @click.option("--target", "targets", multiple=True, metavar="NAMES",
               help="PATH mode: target(s) (default: android).")
 @click.option("--out-dir", metavar="DIR", help="PATH mode: artifacts go to DIR/NAME/ (dist).")
-@click.option("-j", "--jobs", type=int, metavar="N",
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Worker processes (default: what cores and memory allow).")
 @click.option("--cache", "cache_dir", metavar="DIR",
               help="Cache folder, local, gs:// or ram:// (default: ~/.cache/graphfreeze).")
 @click.option("--no-cache", is_flag=True, help="Convert everything; read and write no cache.")
 @click.option("--shard", metavar="K/N", help="Take shard K of N (stable, by job name).")
-@click.option("--timeout", type=float, metavar="S", help="Stop a job after S seconds.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",
+              help="Stop a job after S seconds.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed job.")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
               show_default=True, help="Where jobs run.")

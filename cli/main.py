@@ -141,6 +141,9 @@ def convert_command(path, ckpt, saved_model, keras_file, graph_file, kind, meta,
 
     named = {"ckpt": ckpt, "saved_model": saved_model, "keras_file": keras_file,
              "graph_file": graph_file}
+    if kind != "auto" and any(named.values()):
+        raise click.UsageError("give --kind with PATH, not with --ckpt, --saved-model, --keras "
+                               "or --graph (they name the kind already)")
     given = [(kind, path)] if path else []
     given += [(KIND_FLAGS[flag], value) for flag, value in named.items() if value]
     if len(given) != 1:

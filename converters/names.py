@@ -62,6 +62,9 @@ def parse_names(text: str | list[str] | tuple[str, ...] | None) -> list[str]:
         return []
     items = []
     for part in [text] if isinstance(text, str) else text:
+        if part.count("[") != part.count("]"):  # left whole: split_shape says what is wrong
+            items.append(part)
+            continue
         items += re.findall(r"(?:[^,\[]|\[[^\]]*\])+", part)
     return [i.strip() for i in items if i.strip()]
 
@@ -70,15 +73,18 @@ def split_shape(raw: str, role: str) -> tuple[str, tuple[int | None, ...] | None
     """'x:0[1,224,224,3]' -> ('x:0', (1, 224, 224, 3)); '-1' or '?' is an unknown dim."""
     match = re.fullmatch(r"(.*?)\[([^\]]*)\]", raw.strip())
     if not match:
+        if "[" in raw or "]" in raw:
+            raise InputError(f"{role} '{raw}': a shape is written in brackets after the name, "
+                             "e.g. x:0[1,224,224,3]")
         return raw.strip(), None
     dims = []
     for dim in (d.strip() for d in match.group(2).split(",") if d.strip()):
         if dim in ("?", "-1", "None"):
             dims.append(None)
-        elif dim.isdigit():
+        elif dim.isdigit() and int(dim) > 0:
             dims.append(int(dim))
         else:
-            raise InputError(f"{role} '{raw}': shape dims must be numbers (or ? for unknown), "
+            raise InputError(f"{role} '{raw}': shape dims must be positive numbers (or ? for unknown), "
                              "e.g. x:0[1,224,224,3]")
     return match.group(1), tuple(dims)
 

@@ -15,8 +15,8 @@ from importlib import metadata
 
 from graphfreeze import storage
 
-PACKAGES = ("graphfreeze", "tensorflow", "tf_keras", "tf2onnx", "onnx", "onnxruntime",
-            "tensorflow-model-optimization")
+PACKAGES = ("graphfreeze", "tensorflow", "tf_keras", "keras", "tf2onnx", "onnx", "onnxruntime",
+            "tensorflow-model-optimization", "ai-edge-litert")
 ENTRY = "entry.json"
 
 
@@ -77,13 +77,36 @@ def job_key(job) -> str:
         "files": {os.path.relpath(p, os.path.dirname(request.source.rstrip("/")) or ".")
                   if not storage.is_remote(p) else p: d for p, d in read.items()},
         "targets": targets, "names": {t: storage.basename(p) for t, p in prepared.paths.items()},
+        "source_code": _code_digest(type(source)),  # plugin sources included
+        "custom_objects": {spec: _module_digest(spec.partition(":")[0]) for spec in
+                           getattr(prepared.source_options, "custom_objects", ()) or ()},
+        "passes": {name: _code_digest(prepared.registry.graph_pass(name).run)
+                   for plan in prepared.plans for step in plan.steps
+                   for name in getattr(step.options, "passes", ())},
         "environment": _environment()}
     text = json.dumps(canonical, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _module_digest(module: str) -> str:
+    """sha256 of a module's file, found without importing it (a custom object's code)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    origin = getattr(spec, "origin", None) if spec else None
+    try:
+        with open(origin, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except (TypeError, OSError):
+        return ""
+
+
 def _code_digest(func) -> str:
-    """sha256 of the file defining a stage's run function (plugins included)."""
+    """sha256 of the file defining a stage's run function, a source class or a pass (plugins
+    included)."""
     import inspect
 
     try:
@@ -115,6 +138,10 @@ class Cache:
         entry = self._entry(key)
         try:
             record = json.loads(storage.read_bytes(storage.join(entry, ENTRY)))
+            tops = {rel.split("/")[0] for rel in record["files"]}
+            if record.get("key") != key or any(name not in tops
+                                               for w in record["written"] for name in w[1:]):
+                return None  # not this job's entry, or not whole
             files = {}
             for rel, digest in record["files"].items():
                 data = storage.read_bytes(storage.join(entry, "files", rel))

@@ -119,10 +119,12 @@ class LocalExecutor:
                 self._retire(worker, workers, kill=bool(worker.task))
 
     def _idle(self, workers: list[_Worker], context) -> _Worker | None:
+        for worker in [w for w in workers if w.task is None and not w.process.is_alive()]:
+            self._retire(worker, workers)  # died while idle: make room for a fresh one
         for worker in workers:
             if worker.task is None and worker.process.is_alive():
                 return worker
-        if len(workers) >= self.jobs:
+        if len(workers) >= max(1, self.jobs):
             return None
         parent, child = context.Pipe()
         process = context.Process(target=_worker_main, args=(child, self.recycle_after),

@@ -76,6 +76,11 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
             runner.run([(job.name, (job.request, cwd)) for job in todo], done)
         except KeyboardInterrupt:
             interrupted = True
+    why = "interrupted" if interrupted else "--fail-fast stopped the batch at an earlier failure"
+    for job in prepared:  # jobs never run are reported, not dropped
+        if job.name not in results:
+            results[job.name] = JobResult(job.name, job.spec.source, job.request.targets, FAILED,
+                                          0.0, error=f"not run: {why}", exit_code=0, attempts=0)
     ordered = tuple(results[s.name] for s in mine if s.name in results)
     out_dirs = sorted({s.options.out_dir for s in specs})
     return Report(ordered, time.monotonic() - start, shard=shard,

@@ -22,6 +22,17 @@ class VerifyOptions:
     seed: int = 0
     explain: bool = False  # locate where the artifact diverges even when it passes
 
+    def __post_init__(self):  # checked with the plan, before any model is loaded
+        import math
+
+        for name in ("tolerance", "mean_tolerance", "min_top1"):
+            value = getattr(self, name)
+            if value is not None and (math.isnan(value) or value < 0):
+                raise ValueError(f"--{name.replace('_', '-')} {value}: give a number >= 0 "
+                                 "(inf allows any difference)")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size {self.batch_size}: give at least 1")
+
 
 def reference_outputs(state, feeds: dict) -> list:
     """The original's outputs: checkpoint restored, flags at inference values, no dropout."""

@@ -481,7 +481,10 @@ def test_fail_fast_stops_at_the_first_failure(samples, tmp_path):
                "--no-cache")
     assert done.returncode == 7, done.stderr
     report = report_of(tmp_path / "dist")
-    assert statuses(report) == {"cnn_v1": "failed"}  # fewer results than jobs
+    jobs = {job["name"]: job for job in report["jobs"]}
+    assert "timed out" in jobs["cnn_v1"]["error"]  # the first failure stopped the rest
+    assert {n: j["error"] for n, j in jobs.items() if n != "cnn_v1"} == dict.fromkeys(
+        ("iris", "iris_resource"), "not run: --fail-fast stopped the batch at an earlier failure")
     assert sorted(os.listdir(tmp_path / "dist")) == ["junit.xml", "report.html", "report.json"]
 
 

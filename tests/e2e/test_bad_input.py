@@ -114,7 +114,8 @@ def test_output_under_a_file_is_refused(sample, freeze, tmp_path):
 
 def test_verification_mismatch_is_an_error_and_writes_nothing(sample, freeze):
     model_dir = sample("iris")
-    result = freeze("--ckpt", model_dir, "--outputs", "probs", "--tolerance", "-1")
+    result = freeze("--ckpt", model_dir, "--outputs", "probs", "--target", "tflite",
+                    "--tolerance", "1e-12")
     assert result.exit_code == 5, result.output
     *table, last = result.output.strip().splitlines()  # where it diverges, then the one error
     assert table[0].startswith("where it diverges") and last.startswith("error: ")
