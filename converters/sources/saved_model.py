@@ -84,7 +84,7 @@ def signatures(meta) -> list[SignatureInfo]:
 def load(path: str, tag: str = "serve", signature: str = "serving_default",
          unsafe: bool = False):
     """The chosen signature, frozen, as a FunctionModel whose reference is the signature.
-    Unless `unsafe`, refused first if loading could touch the host (safety.check_saved_model)."""
+    Unless `unsafe`, refused first if loading could touch the host (saved_model_safety.check_saved_model)."""
     import numpy as np
     import tensorflow as tf
     from graphfreeze.sources.functions import FunctionModel, freeze_function
@@ -94,7 +94,7 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default",
     meta = choose(proto, path, tag, signature)
     check_graph_def(meta.graph_def, storage.join(path, "saved_model.pb"))
     if not unsafe:
-        from graphfreeze.graph.safety import check_saved_model
+        from graphfreeze.graph.saved_model_safety import check_saved_model
 
         check_saved_model(meta, path, path)
     try:
@@ -174,7 +174,7 @@ class SavedModelSource(Source):
         meta = metas[0]
         check_graph_def(meta.graph_def, storage.join(path, "saved_model.pb"))
         if not unsafe:
-            from graphfreeze.graph.safety import check_saved_model
+            from graphfreeze.graph.saved_model_safety import check_saved_model
 
             check_saved_model(meta, path, path)
         sigs = signatures(meta)

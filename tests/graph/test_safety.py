@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import tensorflow as tf
 from graphfreeze.errors import InputError
-from graphfreeze.graph import safety
+from graphfreeze.graph import safety, saved_model_safety
 from graphfreeze.sources.checkpoint import read_meta_graph
 from graphfreeze.sources.frozen import read_graph_def
 from graphfreeze.sources.saved_model import read_saved_model_proto
@@ -128,19 +128,19 @@ def _meta(path):
 def test_saved_model_function_refused(hostile):
     path = hostile / "models" / "sm_write"
     with pytest.raises(InputError, match=r"node '.*' \(WriteFile\) writes files in function"):
-        safety.check_saved_model(_meta(path), str(path), str(path))
+        saved_model_safety.check_saved_model(_meta(path), str(path), str(path))
 
 
 def test_saved_model_asset_outside_refused(hostile):
     path = hostile / "models" / "sm_asset"
     with pytest.raises(InputError, match=r"asset '../../outside_secret.txt' resolves outside"):
-        safety.check_saved_model(_meta(path), str(path), str(path))
+        saved_model_safety.check_saved_model(_meta(path), str(path), str(path))
 
 
 def test_clean_saved_models_pass(other_samples):
     for name in ("tf2_savedmodel", "tf1_savedmodel"):
         path = other_samples / name
-        safety.check_saved_model(_meta(path), str(path), str(path))
+        saved_model_safety.check_saved_model(_meta(path), str(path), str(path))
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +158,7 @@ def asset_model(tmp_path_factory):
 
 def test_asset_inside_passes(asset_model):
     path, _ = asset_model
-    safety.check_assets(_meta(path), str(path), "m")
+    saved_model_safety.check_assets(_meta(path), str(path), "m")
 
 
 @pytest.mark.parametrize("name", ["/etc/hostname", "../x.txt", "a/../../x", "gs://b/x"])
@@ -167,7 +167,7 @@ def test_asset_names_outside_refused(asset_model, name):
     meta = _meta(path)
     meta.asset_file_def[0].filename = name
     with pytest.raises(InputError, match="resolves outside the model directory"):
-        safety.check_assets(meta, str(path), "m")
+        saved_model_safety.check_assets(meta, str(path), "m")
 
 
 def test_asset_symlink_outside_refused(asset_model, tmp_path):
@@ -177,4 +177,4 @@ def test_asset_symlink_outside_refused(asset_model, tmp_path):
     (copy / "assets" / name).unlink()
     (copy / "assets" / name).symlink_to(tmp_path / "elsewhere.txt")
     with pytest.raises(InputError, match="resolves outside"):
-        safety.check_assets(_meta(copy), str(copy), "m")
+        saved_model_safety.check_assets(_meta(copy), str(copy), "m")
