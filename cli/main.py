@@ -45,10 +45,6 @@ def main() -> None:
     """Freeze TensorFlow models into clean, verified, device-ready artifacts."""
 
 
-def _expand(path):
-    return os.path.expanduser(path) if path and "://" not in path else path
-
-
 KIND_FLAGS = {"ckpt": "checkpoint", "saved_model": "saved_model", "keras_file": "keras",
               "graph_file": "frozen_graph"}  # the built-in sources' --flags
 
@@ -57,7 +53,7 @@ def _source_options(meta, step, tag, signature, custom_objects, extra) -> dict:
     """The source options given on the command line (each source takes those it knows)."""
     import tomllib
 
-    given = {"meta": _expand(meta), "step": step, "tag": tag, "signature": signature,
+    given = {"meta": meta, "step": step, "tag": tag, "signature": signature,
              "custom_objects": tuple(custom_objects) or None}
     for item in extra:
         key, sep, value = item.partition("=")
@@ -150,7 +146,7 @@ def convert_command(path, ckpt, saved_model, keras_file, graph_file, kind, meta,
         raise click.UsageError("give one model: PATH, --ckpt, --saved-model, --keras or --graph")
     kind, source = given[0]
 
-    given = {"tolerance": tolerance, "opset": opset, "calibration": _expand(calibration),
+    given = {"tolerance": tolerance, "opset": opset, "calibration": calibration,
              "as_text": as_text or None, "allow_tf_ops": allow_tf_ops or None,
              "explain": explain or None}
     overrides = {k: v for k, v in given.items() if v is not None}

@@ -38,11 +38,12 @@ class Request:
     overrides: dict = field(default_factory=dict)  # stage options from the command line
 
     def __post_init__(self):
+        from graphfreeze.paths import expand_paths
+
         for name in ("source", "output"):  # `~/models/x` from a manifest or a quoted flag
             object.__setattr__(self, name, storage.expand(getattr(self, name)))
-        if "meta" in self.source_options:
-            object.__setattr__(self, "source_options", {
-                **self.source_options, "meta": storage.expand(self.source_options["meta"])})
+        for name in ("source_options", "overrides"):  # --meta, --calibration
+            object.__setattr__(self, name, expand_paths(getattr(self, name)))
 
 
 @dataclass(frozen=True)

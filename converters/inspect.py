@@ -19,8 +19,10 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
     from graphfreeze.sources.detect import resolve
 
     registry = registry or Registry.default()
+    from graphfreeze.paths import expand_paths
+
     path = storage.expand(path)
-    source, source_options = resolve(path, kind, options or {}, registry)
+    source, source_options = resolve(path, kind, expand_paths(options or {}), registry)
     described = source.describe(path, source_options, unsafe)
     graph_def = described.pop("graph")
     candidates = described.pop("gap_outputs", None)

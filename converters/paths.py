@@ -33,3 +33,8 @@ def expand(path: str | None) -> str | None:
     """A path as the user meant it: `~` expanded for local paths; anything else kept as typed
     (relative paths stay relative, so messages and artifact names read as the user wrote them)."""
     return path if path is None or is_remote(path) else os.path.expanduser(path)
+
+
+def expand_paths(options: dict, keys=("meta", "calibration")) -> dict:
+    """`options` with the paths among them (`--meta`, `--calibration`) expanded."""
+    return {k: expand(v) if k in keys and isinstance(v, str) else v for k, v in options.items()}

@@ -116,7 +116,7 @@ def host_use(node) -> str | None:
     return what
 
 
-class _Library:
+class Library:
     """A function library, asked which host op (if any) a node runs through the calls it makes."""
 
     def __init__(self, library, allowed: frozenset = frozenset()):
@@ -150,7 +150,7 @@ class _Library:
         return self.memo[name]
 
 
-def _refusal(where: str, hit: tuple, caller: str | None = None) -> InputError:
+def refusal(where: str, hit: tuple, caller: str | None = None) -> InputError:
     name, op, what, func = hit
     via = f" in function '{func}'" + (f" called by node '{caller}'" if caller else "") \
         if func else ""
@@ -174,13 +174,13 @@ def check_graph(graph_def, keep_nodes, where: str):
     """Refuse host ops `keep_nodes` need (data edges, or inside functions a needed node calls);
     cut those hanging on by control edges only. Returns (graph_def, warnings); the graph is
     `graph_def` itself when nothing is cut."""
-    library = _Library(graph_def.library)
+    library = Library(graph_def.library)
     needed = _data_needed(graph_def, keep_nodes)
     by_name = nodes_by_name(graph_def)
     for name in sorted(needed):
         hit = library.find(by_name[name])
         if hit:
-            raise _refusal(where, hit, name if hit[3] else None)
+            raise refusal(where, hit, name if hit[3] else None)
     hosts = {}
     for name in sorted(reachable(graph_def, keep_nodes) - needed):
         hit = library.find(by_name[name])

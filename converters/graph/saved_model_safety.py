@@ -10,7 +10,7 @@ import re
 
 from graphfreeze.errors import InputError
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
-from graphfreeze.graph.safety import _Library, _refusal, host_ops
+from graphfreeze.graph.safety import Library, host_ops, refusal
 
 CHECKPOINT_OPS = {"SaveV2", "Save", "SaveSlices", "RestoreV2", "Restore", "RestoreSlice",
                   "MergeV2Checkpoints"}
@@ -32,9 +32,9 @@ def check_saved_model(meta_graph_def, model_dir: str, where: str) -> None:
         saver_nodes = reachable(graph_def, [r for r in roots if r in by_name])
         restore = split_tensor(saver.restore_op_name)[0]
         restoring = reachable(graph_def, [restore]) if restore in by_name else set()
-    strict = _Library(graph_def.library)
-    lenient = _Library(graph_def.library, frozenset(CHECKPOINT_OPS))  # the save path: not run
-    restores = _Library(graph_def.library, frozenset(RESTORE_OPS))  # what loading runs
+    strict = Library(graph_def.library)
+    lenient = Library(graph_def.library, frozenset(CHECKPOINT_OPS))  # the save path: not run
+    restores = Library(graph_def.library, frozenset(RESTORE_OPS))  # what loading runs
     assets = {split_tensor(a.tensor_info.name)[0] for a in _asset_defs(meta_graph_def)}
     called = set()
     for node in graph_def.node:
@@ -42,14 +42,14 @@ def check_saved_model(meta_graph_def, model_dir: str, where: str) -> None:
         if node.name in restoring and node.op in CHECKPOINT_OPS and (
                 node.op not in RESTORE_OPS or not _from_saver_file(
                     by_name, node, split_tensor(saver.filename_tensor_name)[0])):
-            raise _refusal(where, (node.name, node.op, host_ops()[node.op] + " when the model "
+            raise refusal(where, (node.name, node.op, host_ops()[node.op] + " when the model "
                                    "loads, not a restore of the saver's own file", None))
         if not in_saver and _reads_asset(node, by_name, assets):
             continue
         library = restores if node.name in restoring else lenient if in_saver else strict
         hit = library.find(node)
         if hit:
-            raise _refusal(where, hit, node.name)
+            raise refusal(where, hit, node.name)
         if not in_saver:
             called |= set(strict.callees(node))
     saver_only = set()
@@ -59,16 +59,16 @@ def check_saved_model(meta_graph_def, model_dir: str, where: str) -> None:
         for func in _closure(restores, restores.callees(by_name[name])):
             hit = restores.in_function(func)
             if hit:
-                raise _refusal(where, hit)
+                raise refusal(where, hit)
             saver_only.add(func)
     saver_only -= _closure(strict, called)
     for name in sorted(set(strict.funcs) - saver_only):  # uncalled ones too: load may run them
         hit = strict.in_function(name)
         if hit:
-            raise _refusal(where, hit)
+            raise refusal(where, hit)
 
 
-def _closure(library: _Library, names) -> set[str]:
+def _closure(library: Library, names) -> set[str]:
     seen, todo = set(), list(names)
     while todo:
         name = todo.pop()

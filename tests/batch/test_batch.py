@@ -611,3 +611,12 @@ def test_graphfreeze_batch_run_can_be_called_twice(workspace, tmp_path, monkeypa
     monkeypatch.chdir(ws)
     for _ in range(2):
         assert isinstance(graphfreeze.batch.run("models.toml", cache="cache"), Report)
+
+
+@pytest.mark.parametrize("flag,value", [("--jobs", "0"), ("--jobs", "-1"), ("--timeout", "0")])
+def test_jobs_and_timeout_out_of_range_are_usage_errors(flag, value):
+    from click.testing import CliRunner
+    from graphfreeze_cli.batch import batch_command
+
+    result = CliRunner().invoke(batch_command, ["models.toml", flag, value])
+    assert result.exit_code == 2 and "is not in the range" in result.output

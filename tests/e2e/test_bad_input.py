@@ -4,6 +4,7 @@ and nothing written."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from tensorflow.core.protobuf import meta_graph_pb2
@@ -149,3 +150,34 @@ def test_original_that_fails_to_run_is_an_input_error(sample, freeze):
                   "model.ckpt-200.meta: the original model fails", f"'{squeeze.name}'",
                   "out of range for an int32", "--no-verify")
     assert outputs_in(model_dir) == []
+
+
+@pytest.mark.parametrize("args,code,phrase", [
+    (("--tolerance", "nan"), 6, "--tolerance nan: give a number >= 0"),
+    (("--tolerance", "-1"), 6, "--tolerance -1.0: give a number >= 0"),
+    (("--inputs", "x[1,4"), 3, "a shape is written in brackets after the name"),
+    (("--inputs", "x[0,4]"), 3, "shape dims must be positive numbers"),
+    (("--outputs", "probs[1,3]"), 3, "only --inputs take a shape"),
+])
+def test_bad_options_from_the_model_folder(sample, freeze, monkeypatch, args, code, phrase):
+    """Typed in the checkpoint's folder, relative paths: refused before any work, nothing written."""
+    monkeypatch.chdir(sample("iris"))
+    result = freeze("--ckpt", "model.ckpt-200", "--outputs", "probs", *args)
+    assert_failed(result, code, phrase)
+    assert outputs_in(Path(".")) == []
+
+
+def test_kind_beside_a_kind_flag_is_a_usage_error(sample, freeze, monkeypatch):
+    monkeypatch.chdir(sample("iris"))
+    result = freeze("--ckpt", "model.ckpt-200", "--kind", "keras", "--outputs", "probs")
+    assert result.exit_code == 2 and "give --kind with PATH" in result.output
+
+
+def test_meta_under_home_is_expanded_for_convert_and_inspect(sample, freeze, monkeypatch):
+    model_dir = sample("iris")
+    monkeypatch.setenv("HOME", str(model_dir))
+    monkeypatch.chdir(model_dir.parent)
+    result = freeze("inspect", "iris", "--meta", "~/model.ckpt-200.meta", "--json")
+    assert result.exit_code == 0, result.output
+    result = freeze("iris", "--meta", "~/model.ckpt-200.meta", "--outputs", "probs")
+    assert result.exit_code == 0, result.output
