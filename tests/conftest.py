@@ -70,6 +70,25 @@ def hostile_models(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def zoo(tmp_path_factory):
+    """zoo(name) -> (model path, extra freeze args): one models/zoo.py model, built on first use
+    into a session folder (read-only use: pass `-o` to write elsewhere)."""
+    import json
+
+    root = tmp_path_factory.mktemp("zoo")
+
+    def build(name: str):
+        entry = root / name / "zoo.json"
+        if not entry.exists():
+            subprocess.run([sys.executable, str(ROOT / "models" / "zoo.py"), str(root),
+                            "--only", name], check=True, capture_output=True)
+        spec = json.loads(entry.read_text())
+        return root / name / spec["path"], list(spec.get("args", []))
+
+    return build
+
+
 @pytest.fixture
 def mount(tmp_path):
     """mount(*options) -> a fresh folder with a file system mounted on it (tmpfs, a read-only
