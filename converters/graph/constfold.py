@@ -133,12 +133,15 @@ def _import(graph_def, names: set[str], const: set[str]):
 
 
 def _sizes(graph, names: set[str]) -> dict[str, int | None]:
-    """Node -> bytes of all its outputs from static shapes (None if any is not fully known)."""
+    """Node -> bytes of all its outputs from static shapes (None if any is not fully known, or
+    is a handle -- variant (TensorList, ...) or resource -- that has no value to keep as a Const)."""
+    import tensorflow as tf
+
     sizes: dict[str, int | None] = {}
     for name in names:
         total = 0
         for tensor in graph.get_operation_by_name(name).outputs:
-            if not tensor.shape.is_fully_defined():
+            if tensor.dtype in (tf.variant, tf.resource) or not tensor.shape.is_fully_defined():
                 total = None
                 break
             total += tensor.shape.num_elements() * (tensor.dtype.size or 32)  # strings: ~32 B

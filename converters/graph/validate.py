@@ -244,6 +244,8 @@ def _check_inputs(node, op_defs, outputs, at, args) -> set[str]:
             late = next(i for i in inputs[[i[:1] for i in inputs].index("^"):] if i[:1] != "^")
             raise InputError(f"{at} lists data input '{late}' after a control input; data inputs "
                              f"come first, {_FIX}")
+        if args is not None:  # in a function body `^arg` waits for an argument (grad functions)
+            controls = [c for c in controls if c not in args or c in op_defs]
         missing = [c for c in controls if c not in op_defs]
         if missing:
             raise InputError(f"{at} waits for '{missing[0]}', which is not in the graph; {_FIX}")

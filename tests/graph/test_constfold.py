@@ -71,3 +71,23 @@ def folded_value(graph_def, name):
 
     node = next(n for n in graph_def.node if n.name == name)
     return tensor_util.MakeNdarray(node.attr["value"].tensor)
+
+
+def test_handles_stay_ops_values_around_them_fold(build, run):
+    """A TensorList built from constants (a variant, as Keras 3 RNNs make) has no value to keep
+    as a Const: it stays an op, and the graph still runs."""
+    def model():
+        x = v1.placeholder(tf.float32, [2], name="x")
+        shape = tf.add(tf.constant([1]), 1, name="elem_shape")
+        handle = tf.raw_ops.TensorListReserve(element_shape=shape, num_elements=3,
+                                              element_dtype=tf.float32, name="reserve")
+        handle = tf.raw_ops.TensorListSetItem(input_handle=handle, index=0, item=x)
+        tf.identity(tf.raw_ops.TensorListStack(input_handle=handle, element_shape=[2],
+                                               element_dtype=tf.float32), name="y")
+
+    graph = build(model)
+    folded = fold_constants(graph, ["y", "x"])
+    ops = op_counts(folded)
+    assert ops["TensorListReserve"] == 1 and "AddV2" not in ops
+    x = np.array([1.0, 2.0], np.float32)
+    np.testing.assert_array_equal(run(folded, {"x:0": x}, "y:0"), run(graph, {"x:0": x}, "y:0"))

@@ -205,3 +205,22 @@ def test_function_returning_what_it_does_not_declare(other_samples):
     func = next(f for f in graph_def.library.function if len(f.signature.output_arg) > 1)
     del func.signature.output_arg[-1]
     assert_refused(graph_def, "saved_model.pb", "", f"function '{func.signature.name}' returns")
+
+
+def test_function_waiting_for_its_argument_passes(tmp_path):
+    """Keras 3's exported gradient functions wait for an argument (`^result_grads_0`): valid,
+    TensorFlow loads them; a control input naming nothing is still refused."""
+    class Model(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+        def f(self, x):
+            with tf.control_dependencies([x]):
+                return tf.add(tf.constant([1.0, 2.0]), 1.0, name="waits")
+
+    tf.saved_model.save(Model(), str(tmp_path / "m"))
+    [graph_def] = saved_model_graphs(tmp_path / "m")
+    func, node = next((f, n) for f in graph_def.library.function for n in f.node_def
+                      if any(i.startswith("^") and i[1:] in
+                             {a.name for a in f.signature.input_arg} for i in n.input))
+    check_graph_def(graph_def, "saved_model.pb")
+    node.input.append("^nothing")
+    assert_refused(graph_def, "saved_model.pb", "nothing", "which is not in the graph")
