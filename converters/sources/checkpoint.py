@@ -18,14 +18,16 @@ from graphfreeze.sources.checkpoint_files import (
     CKPT_FILE,
     locate,
     read_meta_graph,
+    v1_files,
 )
 from graphfreeze.sources.frozen import failed_run
 
 READ_GROUP_BYTES = 16 * 2**20  # per RestoreV2 call: few calls, little held twice
 
 
-def saver_variables(meta) -> dict[str, VariableSpec]:
-    """Variable node -> checkpoint key and slice, read off the graph's own restore ops."""
+def saver_variables(meta, where: str = "the meta graph") -> dict[str, VariableSpec]:
+    """Variable node -> checkpoint key and slice, read off the graph's own restore ops; a restore
+    op whose key, slice or dtype lists are shorter than its outputs used is an InputError."""
     graph_def = meta.graph_def
     by_name = nodes_by_name(graph_def)
     specs: dict[str, VariableSpec] = {}
@@ -47,8 +49,14 @@ def saver_variables(meta) -> dict[str, VariableSpec]:
             continue  # very old V1 ops: fall back to node names below
         keys = _const_strings(by_name[split_tensor(restore.input[1])[0]])
         slices = _const_strings(by_name[split_tensor(restore.input[2])[0]])
+        dtypes = restore.attr["dtypes"].list.type
+        if k >= min(len(keys), len(slices), len(dtypes)):
+            raise InputError(f"{where}: node '{restore_name}' (RestoreV2) lists "
+                             f"{min(len(keys), len(slices), len(dtypes))} tensor name(s), slice(s) "
+                             f"or dtype(s) but '{node.name}' restores its output {k}; the meta "
+                             "graph is corrupt, use the .meta saved with this checkpoint")
         var = split_tensor(node.input[0])[0]
-        specs[var] = VariableSpec(var, keys[k], slices[k], restore.attr["dtypes"].list.type[k],
+        specs[var] = VariableSpec(var, keys[k], slices[k], dtypes[k],
                                   _var_shape(by_name.get(var)))
     for node in graph_def.node:
         if node.op in VARIABLE_OPS and node.name not in specs:
@@ -58,7 +66,13 @@ def saver_variables(meta) -> dict[str, VariableSpec]:
 
 
 def _const_strings(node) -> list[str]:
-    return [s.decode("utf-8") for s in node.attr["value"].tensor.string_val]
+    """A string Const's values (one value stands for all, as TensorFlow splats it)."""
+    tensor = node.attr["value"].tensor
+    values = [s.decode("utf-8", "replace") for s in tensor.string_val]
+    count = 1
+    for dim in tensor.tensor_shape.dim:
+        count *= max(dim.size, 0)
+    return values * count if len(values) == 1 and count > 1 else values
 
 
 def _var_shape(node) -> tuple[int, ...] | None:
@@ -87,7 +101,10 @@ def _slice_shape(spec: VariableSpec, full: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def unreadable_index(prefix: str, err: BaseException) -> InputError:
-    return InputError(f"{prefix}.index: not a readable checkpoint index ({first_line(err)}); "
+    v1 = v1_files(prefix)
+    where = v1[0] if v1 else f"{prefix}.index"
+    return InputError(f"{where}: not a readable checkpoint {'' if v1 else 'index '}"
+                      f"({first_line(err)}); "
                       "the file is truncated or corrupt, re-save or re-copy the checkpoint")
 
 
@@ -113,7 +130,7 @@ class CheckpointModel:
         self.graph_file = files.meta
         self.meta_graph = read_meta_graph(files.meta)
         self.graph_def = self.meta_graph.graph_def
-        self.variables = saver_variables(self.meta_graph)
+        self.variables = saver_variables(self.meta_graph, files.meta)
         self.stats = ReadStats()
         self.default_inputs = self.default_outputs = None  # the user names them
         self.notes: dict = {}
@@ -255,7 +272,9 @@ class CheckpointSource(Source):
     def files(self, path: str, options: CheckpointOptions) -> list[str]:
         found = locate(path, options.meta, options.step)
         state = storage.join(path.rstrip("/"), "checkpoint")
-        return [*storage.glob(found.prefix, ".data-*"), found.prefix + ".index", found.meta,
+        v1 = v1_files(found.prefix)
+        ckpt = v1 or [*storage.glob(found.prefix, ".data-*"), found.prefix + ".index"]
+        return [*ckpt, found.meta,
                 *([state] if storage.isdir(path.rstrip("/")) and storage.exists(state) else [])]
 
     def describe(self, path: str, options: CheckpointOptions, unsafe: bool) -> dict:
@@ -264,7 +283,8 @@ class CheckpointSource(Source):
 
         files = locate(path, options.meta, options.step)
         graph_def = read_meta_graph(files.meta).graph_def
-        data = storage.glob(files.prefix, ".data-*") + [files.prefix + ".index", files.meta]
+        data = (v1_files(files.prefix) or
+                storage.glob(files.prefix, ".data-*") + [files.prefix + ".index"]) + [files.meta]
         return {"files": {"prefix": files.prefix, "meta": files.meta},
                 "size_bytes": total_size(data), "variables": read_index(files.prefix),
                 "signatures": [], **likely_io(graph_def),

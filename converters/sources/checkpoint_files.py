@@ -1,5 +1,6 @@
 """Finding a TF1 checkpoint's files: the prefix (given, or the latest/--step in a model_dir),
-its .index and every .data shard, and the meta graph. No TensorFlow for local paths."""
+its .index and every .data shard (V2), or the V1 file(s) (`SaverDef.V1`: the prefix itself, or
+`PREFIX-00000-of-00002` shards, no .index), and the meta graph. No TensorFlow for local paths."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from graphfreeze.errors import InputError
 from graphfreeze.graph.validate import check_graph_def
 
 CKPT_FILE = re.compile(r"\.(meta|index|data-\d{5}-of-\d{5})$")
+V1_SHARDS = "-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]"
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ def locate(path: str, meta: str | None = None, step: int | None = None) -> Check
     path = path.rstrip("/") if path != "/" else path
     # A prefix first: on object stores (and ram://) a prefix with files under it looks like a dir.
     if not CKPT_FILE.search(path) and not storage.exists(path + ".index") and \
-            storage.isdir(path):
+            storage.isdir(path) and not v1_files(path):
         prefix = _prefix_in_dir(path, step)
     else:
         prefix = CKPT_FILE.sub("", path)
@@ -56,27 +58,45 @@ def _prefix_in_dir(model_dir: str, step: int | None) -> str:
     named = _latest_in_state_file(state_file)
     # The state file may hold absolute paths from where training ran: prefer the file here.
     for candidate in (storage.join(model_dir, storage.basename(named)), named):
-        if storage.exists(candidate + ".index"):
+        if storage.exists(candidate + ".index") or v1_files(candidate):
             return candidate
     raise InputError(f"{state_file}: names {named}, which is not there; "
                      "pass an existing prefix or --step N")
 
 
 def _steps_in_dir(model_dir: str) -> dict[int, str]:
-    steps = {}
-    for name in storage.listdir(model_dir):
-        match = re.fullmatch(r"(.+-(\d+))\.index", name)
-        if match:
+    """Step -> prefix of each checkpoint here: V2 (`.index`) or V1 (a `.meta` beside the file)."""
+    steps, names = {}, set(storage.listdir(model_dir))
+    for name in names:
+        match = re.fullmatch(r"(.+-(\d+))\.index", name) or \
+            re.fullmatch(r"(.+-(\d+))\.meta", name)
+        if match and (name.endswith(".index") or
+                      v1_files(storage.join(model_dir, match.group(1)))):
             steps[int(match.group(2))] = storage.join(model_dir, match.group(1))
     return steps
 
 
+def v1_files(prefix: str) -> list[str]:
+    """The files of a V1 checkpoint at `prefix` (the file itself, or its shards); [] if none
+    (a V2 checkpoint, with its .index, is not V1)."""
+    if storage.exists(prefix + ".index") or storage.isdir(prefix):
+        return []
+    if storage.exists(prefix):
+        return [prefix]
+    return storage.glob(prefix, V1_SHARDS)
+
+
 def _check_files(prefix: str) -> None:
     index = prefix + ".index"
+    v1 = v1_files(prefix)
+    if v1:
+        _check_v1_shards(prefix, v1)
+        return
     if not storage.exists(index):
         if storage.exists(prefix + ".meta") or storage.exists(prefix):
             raise InputError(f"{index}: checkpoint index not found; a checkpoint needs "
-                             f"{storage.basename(prefix)}.index and .data-* files beside the .meta")
+                             f"{storage.basename(prefix)}.index and .data-* files (a V1 "
+                             f"checkpoint: the file {storage.basename(prefix)}) beside the .meta")
         raise InputError(f"{prefix}: no checkpoint with this prefix; pass e.g. DIR/model.ckpt-200 "
                          "or the model_dir")
     shards = storage.glob(prefix, ".data-*-of-*")
@@ -88,6 +108,16 @@ def _check_files(prefix: str) -> None:
         name = f"{prefix}.data-{shard:05d}-of-{total:05d}"
         if name not in shards:
             raise InputError(f"{name}: checkpoint data shard missing; copy all {total} shards")
+
+
+def _check_v1_shards(prefix: str, files: list[str]) -> None:
+    if files == [prefix]:
+        return
+    total = int(files[0].rsplit("-of-", 1)[1])
+    for shard in range(total):
+        name = f"{prefix}-{shard:05d}-of-{total:05d}"
+        if name not in files:
+            raise InputError(f"{name}: checkpoint shard missing; copy all {total} shards")
 
 
 def read_meta_graph(path: str):

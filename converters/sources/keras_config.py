@@ -101,6 +101,25 @@ def read_keras_config(path: str) -> dict:
     return config
 
 
+def keras_writer(path: str) -> str:
+    """Which Keras wrote a local `.keras` zip: "tf_keras" when its metadata.json says a Keras 2
+    version (tf_keras, TF_USE_LEGACY_KERAS=1, tfmot users) or its config names a tf_keras
+    module, else "keras" (Keras 3)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            meta = json.loads(archive.read("metadata.json")) if "metadata.json" in names else {}
+            head = archive.read("config.json")[:400] if "config.json" in names else b""
+    except Exception:  # a broken archive: read_keras_config names what is wrong
+        return "keras"
+    version = str(meta.get("keras_version", "")) if isinstance(meta, dict) else ""
+    if version[:2] in ("2.", "1.") or b'"tf_keras.' in head:
+        return "tf_keras"
+    return "keras"
+
+
 def _check_inbound_nodes(config: dict, where: str) -> None:
     """tf_keras rebuilds a functional model by retrying layers until every inbound node
     resolves: a reference no layer call can satisfy (a node index that is not a number or past

@@ -1,16 +1,18 @@
-"""Keras models: `.keras` files (Keras 3) and `.h5` files (tf_keras), frozen through a traced
-`tf.function` of the model in inference mode.
+"""Keras models: `.keras` files (Keras 3, or tf_keras when its metadata says Keras 2) and `.h5`
+files (tf_keras), frozen through a traced `tf.function` of the model in inference mode.
 
 Loading never runs code from the file unless the user passes --unsafe: `.keras` files load in
 Keras safe mode, and an `.h5` file whose config holds a `Lambda` layer (marshalled Python) is
 refused. Models wrapped by tensorflow-model-optimization for pruning or clustering are stripped
 of those wrappers with tfmot's own functions first; quantization-aware models keep their
-fake-quant ops (they freeze into FakeQuantWithMinMaxVars, which converters understand).
+fake-quant ops (they freeze into FakeQuantWithMinMaxVars, which converters understand);
+cluster-preserving QAT files load as tfmot_load describes.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import shutil
@@ -20,7 +22,12 @@ from dataclasses import dataclass
 from graphfreeze import storage
 from graphfreeze.errors import ConfigError, InputError, first_line
 from graphfreeze.plugins import Source
-from graphfreeze.sources.keras_config import check_keras_config, read_keras_config
+from graphfreeze.sources.keras_config import check_keras_config, keras_writer, read_keras_config
+from graphfreeze.sources.tfmot_load import (
+    has_cluster_training_weights,
+    load_cluster_preserved,
+    tfmot_scopes,
+)
 
 
 def custom_objects(specs: tuple[str, ...]) -> dict:
@@ -32,11 +39,28 @@ def custom_objects(specs: tuple[str, ...]) -> dict:
             raise ConfigError(f"--custom-objects {spec}: write it as module:attr, e.g. "
                               "my_layers:MyDense")
         try:
-            objects[attr.rsplit(".", 1)[-1]] = _getattr_path(importlib.import_module(module), attr)
+            objects[attr.rsplit(".", 1)[-1]] = _getattr_path(_import(module), attr)
         except (ImportError, AttributeError) as err:
             raise ConfigError(f"--custom-objects {spec}: cannot import it ({err}); check "
                               "PYTHONPATH and the name") from err
     return objects
+
+
+def _import(module: str):
+    """The module, found on sys.path or else in the working directory (as `python -m` would:
+    the `freeze` script's own path holds only its bin folder)."""
+    import sys
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if err.name != module.split(".")[0] or os.getcwd() in sys.path:
+            raise
+    sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(module)
+    finally:
+        sys.path.remove(os.getcwd())
 
 
 def _getattr_path(obj, path: str):
@@ -66,7 +90,7 @@ def _load(local: str, path: str, objects: dict, unsafe: bool):
     config = read_keras_config(local)
     if not unsafe:  # no code from the file, no layer that touches the host
         check_keras_config(config, path)
-    if local.endswith(".keras"):
+    if local.endswith(".keras") and keras_writer(local) == "keras":
         import keras
 
         try:
@@ -76,11 +100,21 @@ def _load(local: str, path: str, objects: dict, unsafe: bool):
             _raise_load_error(path, err)
     import tf_keras
 
+    safe = {"safe_mode": not unsafe} if local.endswith(".keras") else {}  # .h5: config checked
     try:
-        with _tfmot_scopes():
-            return tf_keras.models.load_model(local, custom_objects=objects, compile=False), \
-                "tf_keras"
+        with tfmot_scopes():
+            return tf_keras.models.load_model(local, custom_objects=objects, compile=False,
+                                              **safe), "tf_keras"
     except Exception as err:
+        if "Weight count mismatch" in str(err) and not local.endswith(".keras") and \
+                has_cluster_training_weights(local):  # tfmot CQAT: see tfmot_load
+            try:
+                return load_cluster_preserved(local, json.dumps(config), objects, path), \
+                    "tf_keras"
+            except InputError:
+                raise
+            except Exception as again:
+                _raise_load_error(path, again)
         _raise_load_error(path, err)
 
 
@@ -93,20 +127,6 @@ def _raise_load_error(path: str, err: Exception):
         raise InputError(f"{path}: loading would run Python code stored in the file (a lambda); "
                          "pass --unsafe if you trust this file") from err
     raise InputError(f"{path}: Keras cannot load this model ({first_line(err)})") from err
-
-
-def _tfmot_scopes():
-    import contextlib
-
-    stack = contextlib.ExitStack()
-    try:
-        import tensorflow_model_optimization as tfmot
-    except ImportError:
-        return stack
-    stack.enter_context(tfmot.sparsity.keras.prune_scope())
-    stack.enter_context(tfmot.clustering.keras.cluster_scope())
-    stack.enter_context(tfmot.quantization.keras.quantize_scope())
-    return stack
 
 
 def strip_training_wrappers(model):
