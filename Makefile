@@ -43,5 +43,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_convert.py --markdown bench/results_convert.md
 	$(BIN)/python bench/bench_inspect.py --markdown bench/results_inspect.md
 
+.PHONY: zoo
+zoo: $(STAMP)
+	nice $(BIN)/python bench/zoo_coverage.py $(ZOO_ARGS)
+
 clean:
 	rm -rf $(VENV) models/out bench/.cache .pytest_cache

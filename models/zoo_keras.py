@@ -25,7 +25,6 @@ APPLICATIONS = {
     "inception_v3": ("InceptionV3", IMAGE, {}),
     "inception_resnet_v2": ("InceptionResNetV2", IMAGE, {}),
     "convnext_tiny": ("ConvNeXtTiny", IMAGE, {}),
-    "regnetx002": ("RegNetX002", IMAGE, {}),
 }
 
 
@@ -64,6 +63,19 @@ def vgg16(out: str) -> dict:
     probs = keras.layers.Dense(10, activation="softmax", name="predictions")(x)
     keras.Model(base.input, probs, name="vgg16").save(os.path.join(out, "model.keras"))
     return _entry("model.keras", (IMAGE, IMAGE, 3))
+
+
+def regnetx002(out: str) -> dict:
+    """RegNetX002: Keras 3 has no RegNet, so users have it from tf_keras, saved as `.h5`."""
+    import tf_keras
+
+    tf_keras.utils.set_random_seed(0)
+    model = tf_keras.applications.RegNetX002(weights=None, input_shape=(IMAGE, IMAGE, 3),
+                                             classes=10)
+    model.save(os.path.join(out, "model.h5"), save_format="h5")
+    entry = _entry("model.h5", (IMAGE, IMAGE, 3), fmt="tf_keras")
+    entry["kind"] = "tf_keras"
+    return entry
 
 
 def efficientnet_b0_export(out: str) -> dict:
@@ -121,6 +133,6 @@ def ecg_conv1d(out: str) -> dict:
 
 def builders() -> dict:
     found = {name: (lambda out, n=name: application(n, out)) for name in APPLICATIONS}
-    found.update(vgg16=vgg16, efficientnet_b0_export=efficientnet_b0_export,
+    found.update(regnetx002=regnetx002, vgg16=vgg16, efficientnet_b0_export=efficientnet_b0_export,
                  cnn_flatten=cnn_flatten, gan_generator=gan_generator, ecg_conv1d=ecg_conv1d)
     return found

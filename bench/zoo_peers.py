@@ -1,0 +1,200 @@
+"""One peer conversion of one zoo model, run by zoo_coverage.py in its own process:
+
+    python bench/zoo_peers.py ZOO/NAME OUT_DIR TARGET[,TARGET...]
+
+TFLiteConverter (from_keras_model, from_saved_model, or from_session on a restored checkpoint)
+for the tflite targets; tf2onnx's Python API for onnx; TensorFlow's freeze_graph for android on
+TF1 checkpoints. The peer works if its artifact runs on a sample input (LiteRT interpreter,
+onnxruntime, a TF session). Prints one line per target: PEER {"target", "status": ok|failed|
+none, "seconds" (conversion only), "bytes", "error"}."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+
+TFLITE = ("tflite", "tflite-fp16", "tflite-dynamic", "edge-int8")
+
+
+def samples(peer: dict, count: int = 1) -> list[list]:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    batches = []
+    for _ in range(count):
+        batch = []
+        for spec in peer["inputs"]:
+            if spec["dtype"].startswith("int"):
+                batch.append(rng.integers(1, spec.get("high", 10), spec["shape"]).astype(
+                    spec["dtype"]))
+            else:
+                batch.append(rng.random(spec["shape"], dtype=np.float32))
+        batches.append(batch)
+    return batches
+
+
+def _keras_model(path: str, peer: dict):
+    if peer["format"] == "keras3":
+        import keras
+
+        return keras.saving.load_model(path)
+    import tensorflow_model_optimization as tfmot
+    import tf_keras
+    import zoo_tfmot
+
+    with tfmot.quantization.keras.quantize_scope(
+            {"DenseQuantizeConfig": zoo_tfmot.DenseQuantizeConfig}):
+        return tf_keras.models.load_model(path)
+
+
+def _tflite_converter(path: str, peer: dict):
+    import tensorflow as tf
+
+    fmt = peer["format"]
+    if fmt == "saved_model":
+        return tf.lite.TFLiteConverter.from_saved_model(path), None
+    if fmt != "checkpoint":
+        return tf.lite.TFLiteConverter.from_keras_model(_keras_model(path, peer)), None
+    graph = tf.Graph()
+    sess = tf.compat.v1.Session(graph=graph)
+    with graph.as_default():
+        tf.compat.v1.train.import_meta_graph(path + ".meta").restore(sess, path)
+    inputs = [graph.get_tensor_by_name(s["name"] + ":0") for s in peer["inputs"]]
+    outputs = [graph.get_tensor_by_name(n + ":0") for n in peer["outputs"]]
+    return tf.compat.v1.lite.TFLiteConverter.from_session(sess, inputs, outputs), sess
+
+
+def tflite(path: str, peer: dict, target: str, out: str) -> None:
+    import tensorflow as tf
+
+    converter, _sess = _tflite_converter(path, peer)
+    if target != "tflite":
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if target == "tflite-fp16":
+        converter.target_spec.supported_types = [tf.float16]
+    if target == "edge-int8" and not peer.get("qat"):
+        converter.representative_dataset = lambda: iter(samples(peer, 8))
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        converter.inference_input_type = converter.inference_output_type = tf.int8
+    with open(out, "wb") as f:
+        f.write(converter.convert())
+
+
+def run_tflite(out: str, peer: dict) -> None:
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter
+
+    interpreter = Interpreter(model_path=out)
+    details = interpreter.get_input_details()
+    for detail, value in zip(details, samples(peer)[0], strict=True):
+        if list(detail["shape"]) != list(value.shape):
+            interpreter.resize_tensor_input(detail["index"], value.shape)
+    interpreter.allocate_tensors()
+    for detail, value in zip(interpreter.get_input_details(), samples(peer)[0], strict=True):
+        scale, zero = detail["quantization"]
+        if detail["dtype"] in (np.int8, np.uint8) and scale:
+            value = np.round(value / scale + zero).astype(detail["dtype"])
+        interpreter.set_tensor(detail["index"], value.astype(detail["dtype"]))
+    interpreter.invoke()
+    for detail in interpreter.get_output_details():
+        assert np.isfinite(interpreter.get_tensor(detail["index"]).astype(float)).all()
+
+
+def onnx(path: str, peer: dict, out: str) -> None:
+    import tensorflow as tf
+    import tf2onnx
+
+    fmt = peer["format"]
+    if fmt in ("keras3", "tf_keras"):
+        model = _keras_model(path, peer)
+        signature = [tf.TensorSpec(s["shape"], s["dtype"]) for s in peer["inputs"]]
+        tf2onnx.convert.from_keras(model, input_signature=signature, output_path=out)
+        return
+    if fmt == "saved_model":
+        graph_def, inputs, outputs = tf2onnx.tf_loader.from_saved_model(path, None, None)[:3]
+    else:
+        inputs = [s["name"] + ":0" for s in peer["inputs"]]
+        outputs = [n + ":0" for n in peer["outputs"]]
+        graph_def, inputs, outputs = tf2onnx.tf_loader.from_checkpoint(path + ".meta", inputs,
+                                                                       outputs)
+    with tf.Graph().as_default():
+        tf.import_graph_def(graph_def, name="")
+    tf2onnx.convert.from_graph_def(graph_def, input_names=inputs, output_names=outputs,
+                                   output_path=out)
+
+
+def run_onnx(out: str, peer: dict) -> None:
+    import numpy as np
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(out, providers=["CPUExecutionProvider"])
+    feeds = {i.name: v for i, v in zip(session.get_inputs(), samples(peer)[0], strict=True)}
+    for value in session.run(None, feeds):
+        assert np.isfinite(np.asarray(value, dtype=float)).all()
+
+
+def freeze_graph(path: str, peer: dict, out: str) -> None:
+    from tensorflow.python.tools import freeze_graph as tool
+
+    version = 2 if os.path.exists(path + ".index") else 1
+    tool.freeze_graph("", "", True, path, ",".join(peer["outputs"]), "", "", out, True, "",
+                      input_meta_graph=path + ".meta", checkpoint_version=version)
+
+
+def run_frozen(out: str, peer: dict) -> None:
+    import tensorflow as tf
+
+    graph_def = tf.compat.v1.GraphDef.FromString(open(out, "rb").read())
+    with tf.Graph().as_default() as graph:
+        tf.import_graph_def(graph_def, name="")
+        with tf.compat.v1.Session(graph=graph) as sess:
+            feeds = {s["name"] + ":0": v for s, v in zip(peer["inputs"], samples(peer)[0], strict=True)}
+            sess.run([n + ":0" for n in peer["outputs"]], feeds)
+
+
+def convert(folder: str, target: str, out: str) -> dict:
+    entry = json.load(open(os.path.join(folder, "zoo.json")))
+    path, peer = os.path.join(folder, entry["path"]), entry["peer"]
+    start = time.perf_counter()
+    if target in TFLITE:
+        tflite(path, peer, target, out)
+        seconds = time.perf_counter() - start
+        run_tflite(out, peer)
+    elif target == "onnx":
+        onnx(path, peer, out)
+        seconds = time.perf_counter() - start
+        run_onnx(out, peer)
+    elif target == "android" and peer["format"] == "checkpoint":
+        freeze_graph(path, peer, out)
+        seconds = time.perf_counter() - start
+        run_frozen(out, peer)
+    else:
+        return {"status": "none"}
+    return {"status": "ok", "seconds": round(seconds, 2), "bytes": os.path.getsize(out)}
+
+
+def error_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return f"{type(e).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def main(folder: str, out_dir: str, targets: str) -> None:
+    os.makedirs(out_dir, exist_ok=True)
+    for target in targets.split(","):
+        try:
+            result = convert(folder, target, os.path.join(out_dir, "peer." + target))
+        except Exception as e:  # noqa: BLE001 - the peer's failure is the result
+            result = {"status": "failed", "error": error_line(e)}
+        print("PEER " + json.dumps({"target": target, **result}), flush=True)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
+    sys.stdout.flush()
+    os._exit(0)
