@@ -3,7 +3,20 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+
+# `freeze` run as a program (not imported by a test or another program): until a command runs,
+# nothing is written, so a signal ends the process at once (running.run takes over from there)
+_PROGRAM = bool(sys.argv and (os.path.basename(sys.argv[0]) == "freeze" or
+                              os.path.abspath(sys.argv[0]) == os.path.abspath(__file__)))
+if _PROGRAM:
+    def _exit_now(signum, frame):
+        os.write(2, b"interrupted; nothing written\n")
+        os._exit(128 + signum)
+
+    for _signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(_signum, _exit_now)
 
 if "--debug" in sys.argv:  # TensorFlow's C++ logs on (graphfreeze sets them off by default)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
@@ -11,8 +24,11 @@ if "--debug" in sys.argv:  # TensorFlow's C++ logs on (graphfreeze sets them off
 import click  # noqa: E402
 from graphfreeze import __version__  # noqa: E402
 from graphfreeze.names import parse_names  # noqa: E402
+from graphfreeze_cli import running  # noqa: E402
 from graphfreeze_cli.batch import batch_command  # noqa: E402
-from graphfreeze_cli.running import quiet_tensorflow, run  # noqa: E402
+from graphfreeze_cli.running import closed_pipe_ok, quiet_tensorflow, run  # noqa: E402
+
+running.PROGRAM = _PROGRAM
 
 EXIT_CODES = """Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input model or name,
 4 output exists or unwritable, 5 verification mismatch, 6 target/plugin/manifest configuration,
@@ -25,8 +41,29 @@ class DefaultToConvert(click.Group):
     def parse_args(self, ctx, args):
         if args and args[0] not in self.commands and args[0] not in ("--version",) and \
                 not (args[0] in ("--help", "-h") and len(args) == 1):
+            self._check_not_a_typo(ctx, args[0])
             args = ["convert", *args]
         return super().parse_args(ctx, args)
+
+    def _check_not_a_typo(self, ctx, word: str) -> None:
+        """`freeze inpsect m`: a word that is no file but close to a command is a usage error
+        naming the command, not a model path."""
+        import difflib
+
+        if word.startswith("-") or "/" in word or os.path.lexists(os.path.expanduser(word)):
+            return
+        close = difflib.get_close_matches(word, [c for c in self.commands if c != "convert"],
+                                          n=1, cutoff=0.6)
+        if close:
+            raise click.UsageError(f"unknown command '{word}'; did you mean {close[0]}?", ctx)
+
+    def make_context(self, *args, **kwargs):
+        with closed_pipe_ok():  # `freeze --help | head -1`
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx):
+        with closed_pipe_ok():  # a subcommand's --help, or its output
+            return super().invoke(ctx)
 
     def format_help(self, ctx, formatter):
         convert_cmd = self.commands["convert"]
@@ -162,13 +199,14 @@ def convert_command(path, ckpt, saved_model, keras_file, graph_file, kind, meta,
 def _convert(request, debug: bool):
     from graphfreeze.convert import execute, prepare
     from graphfreeze_cli import show
-    from rich.console import Console
+    from graphfreeze_cli.running import committing
 
     prepared = prepare(request)  # a wrong name, path or option: said before TensorFlow loads
     quiet_tensorflow(debug)
-    err = Console(stderr=True)
+    err = show.Console(stderr=True)
     with err.status("loading", spinner="dots") as status:
-        written = execute(prepared, on_stage=lambda t, s: status.update(f"{t}: {s}"))
+        written = execute(prepared, on_stage=lambda t, s: status.update(f"{t}: {s}"),
+                          on_commit=committing)
     show.written(written)
 
 
@@ -182,7 +220,7 @@ def targets_command():
 
         show.targets(Registry.default())
 
-    run(list_them, debug=False)
+    run(list_them, debug=False, private_tmp=False)
 
 
 @main.command("inspect")
@@ -201,9 +239,9 @@ def inspect_command(path, as_json, kind, meta, step, tag, signature, custom_obje
         from graphfreeze.inspect import inspect
         from graphfreeze_cli import show
 
-        quiet_tensorflow(debug)
         options = _source_options(meta, step, tag, signature, custom_objects, source_option)
-        report = inspect(path, kind=kind, options=options, unsafe=unsafe)
+        report = inspect(path, kind=kind, options=options, unsafe=unsafe,
+                         on_load=lambda: quiet_tensorflow(debug))  # a wrong path: said first
         if as_json:
             click.echo(json.dumps(report, indent=2, sort_keys=True))
         else:

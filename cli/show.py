@@ -3,8 +3,19 @@ Everything printed comes from the records it is given (sidecars, reports): no pe
 
 from __future__ import annotations
 
-from rich.console import Console
+import errno
+
+from rich.console import Console as _RichConsole
 from rich.table import Table
+
+
+class Console(_RichConsole):
+    """rich's Console, but a closed stdout pipe raises BrokenPipeError for the CLI to end quietly
+    with exit 0 (rich's own reaction is SystemExit(1))."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "broken pipe")
 
 
 def size(n: float) -> str:

@@ -146,14 +146,17 @@ def initial_state(request: Request, model, registry: Registry) -> State:
 
 
 def execute(prepared: Prepared,
-            on_stage: Callable[[str, str], None] = lambda target, stage: None) -> list[Written]:
-    """Load the model, run every target, write all files at once (nothing if anything fails)."""
+            on_stage: Callable[[str, str], None] = lambda target, stage: None,
+            on_commit: Callable[[], None] | None = None) -> list[Written]:
+    """Load the model, run every target, write all files at once (nothing if anything fails).
+    `on_commit()` runs as the renames start (it may raise to write nothing); signals arriving
+    during the renames are delivered once they are done (storage.Batch.commit)."""
     request = prepared.request
     model = prepared.source.load(request.source, prepared.source_options, request.unsafe)
     memory.settle()
     initial = initial_state(request, model, prepared.registry)
     written = []
-    with storage.Batch(request.force) as batch:
+    with storage.Batch(request.force, on_commit) as batch:
         states = plan.run(prepared.plans, dataclasses.replace(initial, batch=batch),
                           prepared.paths, on_stage)
         for state in states:

@@ -42,6 +42,54 @@ class ConfigError(GraphFreezeError):
 
 def first_line(err: BaseException) -> str:
     """The first line of an exception's message (TensorFlow's `.message` if it has one), or its
-    type's name: what goes inside our one-line errors."""
+    type's name: what goes inside our one-line errors. TensorFlow's internal text is left out
+    (`{{function_node __wrapped__...}}`, NodeDef dumps, `[Op:...]`, a graph execution error's
+    Python frames): a node is named as `node 'X'`."""
     text = (getattr(err, "message", None) or str(err)).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+    lines = [line.strip() for line in plain(text).splitlines() if line.strip()]
+    return lines[0] if lines else type(err).__name__
+
+
+def plain(text: str) -> str:
+    """TensorFlow's error text without its internals (see first_line)."""
+    import re
+
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines and lines[0].startswith("Graph execution error"):  # "Detected at node ... frames
+        nodes = [i for i, line in enumerate(lines) if re.match(r"Node: '[^']*'$", line)]
+        if nodes and nodes[-1] + 1 < len(lines):  # ... Node: 'X' / the kernel's message"
+            node = lines[nodes[-1]][len("Node: '"):-1]
+            text = f"node '{node}': {lines[nodes[-1] + 1]}"
+        else:
+            rest = [line for line in lines[1:] if not line.startswith(("Detected at", "File ",
+                                                                        "<stack", "[["))]
+            text = rest[-1] if rest else lines[0]
+    text = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", text)
+    text = re.sub(r"\s*\[\[\{\{node [^}]*\}\}\]\]", "", text)
+    text = _drop_node_defs(text)
+    text = re.sub(r"\{\{node ([^}]*)\}\}", r"node '\1'", text)
+    return re.sub(r"\s*\[Op:[^\]]*\]( name:( [^\s,;)]+)?)?", "", text).strip()
+
+
+def _drop_node_defs(text: str) -> str:
+    """`'{{node X}} = Op[attrs](inputs)'` -> `node 'X'` (attrs may nest brackets)."""
+    import re
+
+    out, at = [], 0
+    for match in re.finditer(r"'?\{\{node ([^}]*)\}\} = [\w>]+", text):
+        if match.start() < at:
+            continue
+        end = match.end()
+        for opening, closing in (("[", "]"), ("(", ")")):
+            if text[end:end + 1] == opening:
+                depth = 0
+                while end < len(text):
+                    depth += {opening: 1, closing: -1}.get(text[end], 0)
+                    end += 1
+                    if depth == 0:
+                        break
+        if match.group(0).startswith("'") and text[end:end + 1] == "'":
+            end += 1
+        out += [text[at:match.start()], f"node '{match.group(1)}'"]
+        at = end
+    return "".join(out) + text[at:]

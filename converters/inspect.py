@@ -13,8 +13,10 @@ SCHEMA_VERSION = 1
 
 
 def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: bool = False,
-            registry=None) -> dict:
-    """A JSON-ready report (stable keys, sorted) about the model at `path`."""
+            registry=None, on_load=lambda: None) -> dict:
+    """A JSON-ready report (stable keys, sorted) about the model at `path`. The path, kind and
+    options are checked first; `on_load()` is called once they are, before TensorFlow is needed
+    (the CLI imports it quietly there)."""
     from graphfreeze.registry import Registry
     from graphfreeze.sources.detect import resolve
 
@@ -23,8 +25,9 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
 
     path = storage.expand(path)
     source, source_options = resolve(path, kind, expand_paths(options or {}), registry)
+    on_load()
     described = source.describe(path, source_options, unsafe)
-    graph_def = described.pop("graph")
+    graph_def = _drop_shape_hints(described.pop("graph"))
     candidates = described.pop("gap_outputs", None)
     from graphfreeze.graph.graphdefs import extract
     from graphfreeze.graph.validate_values import check_import
@@ -39,13 +42,28 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
         check_import(extract(graph_def, judged), path)
     report = {"schema_version": SCHEMA_VERSION, "path": path, "kind": source.name, **described}
     report["targets"] = {g.label: {**g.as_json(), "summary": g.line}
-                         for g in op_gaps(graph_def, candidates, registry)}
+                         for g in op_gaps(graph_def, candidates, registry, path)}
     return report
 
 
-def op_gaps(graph_def, candidates, registry) -> list:
-    """OpGaps of every export stage some target uses (once per stage), sorted by label."""
+def _drop_shape_hints(graph_def):
+    """The graph without `_output_shapes` attrs (in place): they are only hints, and one that
+    disagrees with the node (a damaged file) makes TensorFlow refuse to import a graph inspect
+    only reads."""
+    for node in graph_def.node:
+        node.attr.pop("_output_shapes", None)
+    for function in graph_def.library.function:
+        for node in function.node_def:
+            node.attr.pop("_output_shapes", None)
+    return graph_def
+
+
+def op_gaps(graph_def, candidates, registry, where: str = "the graph") -> list:
+    """OpGaps of every export stage some target uses (once per stage), sorted by label. A graph
+    TensorFlow cannot import there (a damaged file) is an InputError naming `where`."""
+    import tensorflow as tf
     from graphfreeze.describe import compute_ops, inference_graph
+    from graphfreeze.errors import InputError, first_line
 
     try:
         graph = inference_graph(graph_def, candidates)
@@ -58,4 +76,11 @@ def op_gaps(graph_def, candidates, registry) -> list:
             stage = registry.stage(use.use)
             if stage.gaps is not None:
                 stages[stage.name] = stage
-    return sorted((stage.gaps(graph, ops) for stage in stages.values()), key=lambda g: g.label)
+    gaps = []
+    for stage in stages.values():
+        try:
+            gaps.append(stage.gaps(graph, ops))
+        except (ValueError, TypeError, tf.errors.OpError) as err:
+            raise InputError(f"{where}: TensorFlow cannot import the graph ({first_line(err)}); "
+                             "fix or re-export the graph") from err
+    return sorted(gaps, key=lambda g: g.label)

@@ -110,8 +110,48 @@ def resolve(graph_def, names: list[str], role: str, where: str) -> list[TensorRe
             raise InputError(f"{role} '{name}' not in graph {where}; {fix}")
         if shape is not None and role != "input":
             raise InputError(f"{role} '{raw}': only --inputs take a shape; drop [..]")
+        _check_index(graph_def, by_name[node], index, role, name, where)
         refs.append(TensorRef(node, index, shape))
     return refs
+
+
+def output_count(graph_def, node) -> int | None:
+    """How many tensors `node` outputs, from its op's definition (a library function's
+    signature or TensorFlow's op registry) and its attrs; None if that cannot be told."""
+    from tensorflow.python.framework import op_def_registry
+
+    funcs = {f.signature.name: f.signature for f in graph_def.library.function}
+    op_def = funcs.get(node.op) or op_def_registry.get(node.op)
+    if op_def is None:
+        return None
+    total = 0
+    for arg in op_def.output_arg:
+        if arg.number_attr or arg.type_list_attr:
+            key = arg.number_attr or arg.type_list_attr
+            value = node.attr[key] if key in node.attr else next(
+                (a.default_value for a in op_def.attr if a.name == key and
+                 a.HasField("default_value")), None)
+            if value is None:
+                return None
+            total += value.i if arg.number_attr else len(value.list.type)
+        else:
+            total += 1
+    return total
+
+
+def _check_index(graph_def, node, index: int, role: str, name: str, where: str) -> None:
+    """An InputError if `node` has no output `index` (probs:1 of a Softmax, a NoOp's :0)."""
+    count = output_count(graph_def, node)
+    if count is None or index < count:
+        return
+    if count == 0:
+        raise InputError(f"{role} '{name}': node '{node.name}' ({node.op}) in {where} has no "
+                         f"outputs, so it cannot be an {role}; name a node that computes a "
+                         "tensor")
+    have = ", ".join(f"{node.name}:{i}" for i in range(min(count, 4))) + \
+        (", ..." if count > 4 else "")
+    raise InputError(f"{role} '{name}': node '{node.name}' ({node.op}) in {where} has "
+                     f"{count} output{'s' if count != 1 else ''} ({have}); use one of those")
 
 
 def flag_nodes(graph_def, within: set[str], inputs: set[str]) -> dict[str, object]:

@@ -8,6 +8,7 @@ path to one, or a callable giving either). An entry point is loaded only when it
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from importlib import metadata, resources
 from pathlib import Path
@@ -140,7 +141,9 @@ class Registry:
         if name not in table:
             known = ", ".join(self.names(kind))
             plural = "passes" if kind == "pass" else kind + "s"
-            raise ConfigError(f"unknown {kind} '{name}' ({plural}: {known})")
+            close = difflib.get_close_matches(str(name), self.names(kind), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise ConfigError(f"unknown {kind} '{name}'{hint} ({plural}: {known})")
         provider, value = table[name]
         if isinstance(value, metadata.EntryPoint):
             what = f"{kind} '{name}' from {provider}"

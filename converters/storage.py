@@ -17,7 +17,7 @@ import tempfile
 from graphfreeze.errors import GraphFreezeError, InputError, OutputError, first_line
 from graphfreeze.paths import basename, dirname, expand, is_remote, join  # noqa: F401 -- re-exported
 from graphfreeze.paths import gfile as _gfile
-from graphfreeze.temporaries import remove, sweep, temp_name
+from graphfreeze.temporaries import remove, signals_deferred, sweep, temp_name
 from graphfreeze.trees import tree_digest, tree_files  # noqa: F401 -- re-exported
 
 
@@ -122,8 +122,9 @@ class Batch:
     workdir) leaves as one OutputError naming the output.
     """
 
-    def __init__(self, force: bool):
+    def __init__(self, force: bool, on_commit=None):
         self.force = force
+        self.on_commit = on_commit  # called as the renames start; may raise to write nothing
         self.temps: dict[str, str] = {}  # final path -> temporary path
         self.dirs: list[str] = []  # temporary directories, removed at the end
         self.made: list[str] = []  # output folders we created, removed if the batch fails
@@ -210,6 +211,12 @@ class Batch:
         return [self.temps[path] for path in paths]
 
     def commit(self) -> None:
+        with signals_deferred():  # all renames or none: a signal waits until they are done
+            if self.on_commit is not None:
+                self.on_commit()
+            self._rename_all()
+
+    def _rename_all(self) -> None:
         try:
             for path, tmp in list(self.temps.items()):
                 if not (os.path.lexists(tmp) if not is_remote(tmp) else _gfile().exists(tmp)):
@@ -231,6 +238,10 @@ class Batch:
         self.discard()
 
     def discard(self) -> None:
+        with signals_deferred():  # a second Ctrl-C must not leave temporaries behind
+            self._discard()
+
+    def _discard(self) -> None:
         for tmp in [*self.temps.values(), *self.dirs]:
             remove(tmp)
         for folder in reversed(self.made):

@@ -8,6 +8,7 @@ hosts (a shared disk, gs://) only once they are older than STALE_SECONDS.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -124,3 +125,58 @@ def remove(path: str) -> None:
             gfile.remove(path)
     except Exception:  # never hide the error that got us here
         pass
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """Hold SIGINT, SIGTERM and SIGHUP inside the block and deliver them (to the handlers there
+    were) at its end: for renames that must all happen and removals that must finish. Only in
+    the main thread (the only one signal handlers run in)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    saved = {}
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        saved[signum] = signal.signal(signum, lambda got, frame: held.append(got))
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        for signum in dict.fromkeys(held):
+            signal.raise_signal(signum)
+
+
+def private_dir(name: str) -> str:
+    """A fresh folder `.NAME.graphfreeze.HOST.PID.START.RANDOM.tmp` in the system temp dir,
+    marked as this process's (those of processes that are gone are swept first)."""
+    base = os.path.join(tempfile.gettempdir(), name)
+    sweep(base)
+    path = os.path.join(os.path.dirname(base), temp_name(base))
+    os.mkdir(path, 0o700)
+    return path
+
+
+@contextlib.contextmanager
+def private_tempdir(name: str = "graphfreeze-run"):
+    """Inside the block, temporary files (Python's tempfile, TMPDIR for libraries and child
+    processes: TensorFlow's autograph modules, tf2onnx, staging folders) go to a private_dir,
+    removed at the end: a run that is interrupted anywhere leaves nothing in /tmp, and one that
+    is killed outright is swept by the next."""
+    path = private_dir(name)
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = path
+    try:
+        yield path
+    finally:
+        with signals_deferred():
+            if saved[0] is None:
+                os.environ.pop("TMPDIR", None)
+            else:
+                os.environ["TMPDIR"] = saved[0]
+            tempfile.tempdir = saved[1]
+            remove(path)

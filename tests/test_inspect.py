@@ -63,3 +63,44 @@ def test_inspect_json_is_stable(sample, freeze):
     model = sample("iris")
     first = freeze("inspect", model, "--json").output
     assert first == freeze("inspect", model, "--json").output
+
+
+def _damage_first_variable(model, shape_hint: bool):
+    """A fuzzed SavedModel: its first variable says shape 2**40 (or, with `shape_hint`, every
+    node's `_output_shapes` hint disagrees with the node)."""
+    from tensorflow.core.framework import tensor_shape_pb2
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    path = model / "saved_model.pb"
+    saved = saved_model_pb2.SavedModel.FromString(path.read_bytes())
+    nodes = saved.meta_graphs[0].graph_def.node
+    for node in nodes:
+        if shape_hint:
+            hint = node.attr["_output_shapes"].list
+            del hint.shape[:]
+            hint.shape.add().CopyFrom(tensor_shape_pb2.TensorShapeProto(
+                dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=5)] * 3))
+        elif node.op == "VarHandleOp":
+            node.attr["shape"].shape.dim[0].size = 2 ** 40
+            break
+    path.write_bytes(saved.SerializeToString())
+
+
+@pytest.mark.parametrize("name", ["tf1_savedmodel", "tf2_savedmodel"])
+def test_shape_hints_that_disagree_with_the_graph_are_dropped(other, freeze, name):
+    """`_output_shapes` is only a hint: inspect reads the graph without it."""
+    model = other(name)
+    _damage_first_variable(model, shape_hint=True)
+    report = inspect_json(freeze, model)
+    assert report["outputs"] and report["targets"]["tflite"]["summary"]
+
+
+@pytest.mark.parametrize("name", ["tf1_savedmodel", "tf2_savedmodel"])
+def test_a_variable_shape_the_graph_cannot_take_is_one_line(other, freeze, name):
+    model = other(name)
+    _damage_first_variable(model, shape_hint=False)
+    result = freeze("inspect", model)
+    assert result.exit_code == 3, result.output
+    line = result.stderr.strip()
+    assert line.startswith(f"error: {model}: TensorFlow cannot import the graph (") and \
+        "1099511627776" in line and "\n" not in line and "{{" not in line, line

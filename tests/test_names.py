@@ -52,3 +52,25 @@ def test_a_name_the_user_gave_comes_before_the_op_it_wraps(samples, freeze):
 def test_likely_outputs_rank_probabilities_first(graph_def):
     assert names.likely_outputs(graph_def)[0] == "probs"
     assert "loss" not in names.likely_outputs(graph_def)
+
+
+def test_an_output_index_the_node_lacks_names_the_node_and_its_outputs():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        tf.nn.softmax(x, name="probs")
+        tf.split(x, 2, axis=1, name="parts")
+        tf.no_op(name="init")
+    graph_def = graph.as_graph_def()
+    with pytest.raises(InputError, match=r"output 'probs:1': node 'probs' \(Softmax\) in m has 1 "
+                                         r"output \(probs:0\)"):
+        names.resolve(graph_def, ["probs:1"], "output", "m")
+    with pytest.raises(InputError, match=r"input 'x:1': node 'x' \(Placeholder\) in m has 1"):
+        names.resolve(graph_def, ["x:1"], "input", "m")
+    with pytest.raises(InputError, match=r"node 'parts' \(Split\) in m has 2 outputs \(parts:0, "
+                                         r"parts:1\)"):
+        names.resolve(graph_def, ["parts:2"], "output", "m")
+    with pytest.raises(InputError, match=r"node 'init' \(NoOp\) in m has no outputs, so it "
+                                         r"cannot be an output"):
+        names.resolve(graph_def, ["init"], "output", "m")
+    assert [r.name for r in names.resolve(graph_def, ["parts:1"], "output", "m")] == ["parts:1"]

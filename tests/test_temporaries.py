@@ -41,3 +41,34 @@ def test_sweep_removes_only_temporaries_of_dead_runs(tmp_path):
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_signals_wait_for_the_end_of_a_deferred_block():
+    import signal
+
+    got = []
+    saved = signal.signal(signal.SIGHUP, lambda signum, frame: got.append(signum))
+    try:
+        with temporaries.signals_deferred():
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.01)
+            assert got == []  # held
+        assert got == [signal.SIGHUP]  # delivered to the handler there was
+    finally:
+        signal.signal(signal.SIGHUP, saved)
+
+
+def test_a_private_tempdir_takes_temporary_files_and_is_removed(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    dead = tmp_path / f".graphfreeze-run.graphfreeze.{temporaries._HOST}.999999999.5.0000000a.tmp"
+    dead.mkdir()  # a killed run's
+    with temporaries.private_tempdir() as private:
+        assert not dead.exists()
+        assert tempfile.gettempdir() == private == os.environ["TMPDIR"]
+        assert os.path.dirname(private) == str(tmp_path)
+        tempfile.mkdtemp(prefix="graphfreeze-job-")
+    assert os.listdir(tmp_path) == [] and os.environ["TMPDIR"] == str(tmp_path)
+    assert tempfile.gettempdir() == str(tmp_path)

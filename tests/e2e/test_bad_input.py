@@ -45,6 +45,7 @@ def test_truncated_data_file(sample, freeze):
     line = assert_failed(freeze("--ckpt", model_dir / "model.ckpt-200", "--outputs", "probs"), 3,
                          "truncated or corrupt")
     assert "model.ckpt-200.data" in line and "cannot read variable" in line
+    assert "{{" not in line and "[Op:" not in line  # no TensorFlow-internal text
     assert data.read_bytes() == before and outputs_in(model_dir) == []
 
 
@@ -181,3 +182,15 @@ def test_meta_under_home_is_expanded_for_convert_and_inspect(sample, freeze, mon
     assert result.exit_code == 0, result.output
     result = freeze("iris", "--meta", "~/model.ckpt-200.meta", "--outputs", "probs")
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("args,phrase", [
+    (("--outputs", "probs:1"), "output 'probs:1': node 'probs' (Softmax)"),
+    (("--outputs", "probs", "--inputs", "x:1"), "input 'x:1': node 'x' (Placeholder)"),
+    (("--outputs", "save/restore_all"), "node 'save/restore_all' (NoOp)"),
+])
+def test_an_output_the_node_does_not_have_is_an_input_error(sample, freeze, args, phrase):
+    model_dir = sample("iris")
+    line = assert_failed(freeze("--ckpt", model_dir / "model.ckpt-200", *args), 3, phrase)
+    assert "model.ckpt-200.meta" in line
+    assert outputs_in(model_dir) == []

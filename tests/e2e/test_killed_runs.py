@@ -95,3 +95,61 @@ def test_two_runs_with_force_leave_one_whole_artifact(sample):
                                        "model.ckpt-200.savedmodel", "model.ckpt-200.savedmodel.json"]
     whole(out, "model.ckpt-200.pb")
     whole(out, "model.ckpt-200.savedmodel")
+
+
+def _loaded(pid: int, library: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return library in f.read()
+    except OSError:
+        return False
+
+
+def signalled(model_dir: Path, out: Path, tmp: Path, ready, signum: int):
+    """Run `freeze` (android and onnx: onnxruntime is imported lazily, to verify), send `signum`
+    once `ready(pid)`; (signal sent while it ran, exit code, stderr). TMPDIR is `tmp`."""
+    run = subprocess.Popen([FREEZE, "--ckpt", str(model_dir / "model.ckpt-200"), "--outputs",
+                            "probs", "--target", "android,onnx", "-o", f"{out}/", "--force"],
+                           env={**ENV, "TMPDIR": str(tmp)}, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while run.poll() is None and not ready(run.pid) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    sent = run.poll() is None
+    if sent:
+        run.send_signal(signum)
+    _, err = run.communicate(timeout=240)
+    return sent, run.returncode, err
+
+
+@pytest.mark.parametrize("library,signum", [
+    ("libtensorflow_framework", signal.SIGTERM),  # while TensorFlow is being imported
+    ("onnxruntime_pybind11_state", signal.SIGINT),  # while onnxruntime is (it turned Ctrl-C
+])                                                  # into "ImportError: initialization failed")
+def test_a_signal_while_a_library_loads_writes_nothing(sample, tmp_path, library, signum):
+    model_dir, out, tmp = sample("iris"), tmp_path / "out", tmp_path / "tmp"
+    tmp.mkdir()
+    sent, code, err = signalled(model_dir, out, tmp, lambda pid: _loaded(pid, library), signum)
+    assert sent, "the run ended before the signal"
+    assert (code, err) == (128 + signum, "interrupted; nothing written\n")
+    assert not out.exists() or os.listdir(out) == []
+    assert os.listdir(tmp) == []  # nor TensorFlow's autograph files, nor staging folders
+
+
+def test_a_signal_after_the_commit_exits_0(sample, tmp_path):
+    """Every file is written: a Ctrl-C while the results print changes nothing."""
+    model_dir, out, tmp = sample("iris"), tmp_path / "out", tmp_path / "tmp"
+    tmp.mkdir()
+    for _ in range(3):  # the window after the commit is short: tried until the signal lands
+        sent, code, err = signalled(model_dir, out, tmp,
+                                    lambda pid: (out / "model.ckpt-200.onnx.json").exists(),
+                                    signal.SIGINT)
+        assert (code, err) == (0, ""), err
+        if sent:
+            break
+    assert sent, "every run ended before the signal"
+    assert sorted(os.listdir(out)) == ["model.ckpt-200.onnx", "model.ckpt-200.onnx.json",
+                                       "model.ckpt-200.pb", "model.ckpt-200.pb.json"]
+    whole(out, "model.ckpt-200.pb")
+    whole(out, "model.ckpt-200.onnx")
+    assert os.listdir(tmp) == []
