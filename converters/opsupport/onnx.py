@@ -34,12 +34,15 @@ def newest_opset() -> int:
 
 
 def onnx_gaps(graph_def, ops: set[str]) -> OpGaps:
-    """Ops tf2onnx has no handler for at the opset graphfreeze would use."""
+    """Ops tf2onnx has no handler for at the opset graphfreeze would use (ops the onnx target
+    rewrites first, and fake quantization, which graphfreeze maps itself, count as handled)."""
     import tf2onnx.tfonnx  # noqa: F401 -- importing it registers every op handler
+    from graphfreeze.graph.op_rewrites import ONNX_REWRITES
+    from graphfreeze.opsupport.onnx_fakequant import FAKE_QUANT_OPS
     from tf2onnx import handler
 
     opset = newest_opset()
-    known = set()
+    known = set(ONNX_REWRITES) | set(FAKE_QUANT_OPS)
     for domain_ops in handler.tf_op.get_opsets().values():
         for version, handlers in enumerate(domain_ops):
             if version <= opset:

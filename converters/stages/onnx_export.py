@@ -19,6 +19,11 @@ from graphfreeze import storage
 from graphfreeze.errors import InputError, OutputError, first_line
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
 from graphfreeze.opsupport.onnx import MIN_OPSET, newest_opset, onnx_gaps
+from graphfreeze.opsupport.onnx_fakequant import (
+    NodeRefused,
+    exact_handlers,
+    quantize_folded_weights,
+)
 from graphfreeze.plugins import Stage
 from graphfreeze.probes import onnx_probe
 from graphfreeze.state import Artifact
@@ -88,10 +93,12 @@ def _to_onnx(state, opset: int, careful: bool):
     # counters of their own: restart it so one run's numbers don't depend on the one before
     # (canonical_names then removes what set-ordering still varies).
     utils.INTERNAL_NAME = 1
-    with import_graph(skeleton(graph_def)).as_default() as tf_graph:
+    with import_graph(skeleton(graph_def)).as_default() as tf_graph, exact_handlers():
         try:
             g = tfonnx.process_tf_graph(tf_graph, opset=opset, input_names=inputs,
                                         output_names=outputs, const_node_values=weights)
+        except NodeRefused as err:
+            raise InputError(f"{state.model.graph_file}: {err}") from None
         except Exception as err:
             raise OutputError(f"{state.output_path}: tf2onnx failed at opset {opset}: "
                               f"{first_line(err)}") from err
@@ -186,8 +193,10 @@ def write(model, model_path: str, data_path: str | None) -> None:
         f.write(model.SerializeToString(deterministic=True))
 
 
-def session_runner(path: str, inputs, outputs):
-    """Check the file with onnx.checker, then run it in onnxruntime."""
+def session_runner(path: str, inputs, outputs, as_defined: bool = False):
+    """Check the file with onnx.checker, then run it in onnxruntime; `as_defined`: with graph
+    optimizations off, so Q/DQ compute what ONNX defines (by default onnxruntime fuses them into
+    int8 kernels, whose rounding differs from the float model by up to a quantization step)."""
 
     def run(feeds: dict) -> list:
         import onnx
@@ -196,10 +205,16 @@ def session_runner(path: str, inputs, outputs):
         onnx.checker.check_model(path)
         options = ort.SessionOptions()
         options.intra_op_num_threads = 2
+        if as_defined:
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         return session.run([o.name for o in outputs], {i.name: feeds[i.name] for i in inputs})
 
     return run
+
+
+_QDQ_NOTE = ("fake quantization as QuantizeLinear/DequantizeLinear, verified as ONNX defines "
+             "them; onnxruntime's default int8 kernels may differ by a quantization step")
 
 
 def run(state, options: OnnxOptions):
@@ -212,6 +227,8 @@ def run(state, options: OnnxOptions):
     if missing:
         raise InputError(f"{state.model.graph_file}: tf2onnx has no ONNX mapping at opset {opset} "
                          f"for op(s) {', '.join(missing)}; try a newer --opset, or another target")
+    int8_weights = quantize_folded_weights(model, state.notes.get("fake_quant_ranges", {}))
+    quantized = any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node)
     weight_bytes = sum(len(t.raw_data) for t in model.graph.initializer)
     external = weight_bytes > options.external_data_bytes or model.ByteSize() > PROTOBUF_LIMIT
     path = state.output_path
@@ -227,15 +244,17 @@ def run(state, options: OnnxOptions):
         path=path, sha256=digest.hexdigest() if external else file_digest, size=size,
         format="onnx", inputs=inputs, outputs=outputs,
         facts={"opset": opset, "onnx_node_count": len(model.graph.node),
+               "int8_weights": len(int8_weights),
                "onnx_op_counts": dict(sorted(
                    collections.Counter(n.op_type for n in model.graph.node).items())),
                "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
                "external_data": storage.basename(paths[1]) if external else None},
-        run=session_runner(temps[0], inputs, outputs),
+        run=session_runner(temps[0], inputs, outputs, as_defined=quantized),
         probe=onnx_probe(temps[0], inputs),
-        summary=(f"weights in {storage.basename(paths[1])} (keep it beside the model)",)
-        if external else ())
-    return dataclasses.replace(state, artifact=artifact)
+        summary=((f"weights in {storage.basename(paths[1])} (keep it beside the model)",)
+                 if external else ()) + ((_QDQ_NOTE,) if quantized else ()))
+    notes = {k: v for k, v in state.notes.items() if k != "fake_quant_ranges"}  # not for the sidecar
+    return dataclasses.replace(state, artifact=artifact, notes=notes)
 
 
 STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,
