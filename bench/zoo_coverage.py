@@ -81,7 +81,8 @@ def _error_line(result: dict) -> str:
 
 def classify(result: dict, *folders: Path) -> dict:
     status = "refused" if result["rc"] in REFUSED and not result["hung"] else "failed"
-    return {"status": status, "line": error_line(result, *folders), "rc": result["rc"]}
+    return {"status": status, "line": error_line(result, *folders), "rc": result["rc"],
+            "hung": result["hung"]}
 
 
 def sidecar_cells(out: Path, targets: list[str]) -> dict:
@@ -161,11 +162,17 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per call")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--report-only", action="store_true", help="rewrite the report only")
+    parser.add_argument("--merge", type=Path, nargs="*", default=[],
+                        help="results files of other runs (shards) to fold into --results")
     args = parser.parse_args(argv)
     listed = subprocess.run([sys.executable, str(ROOT / "models" / "zoo.py"), "--list"],
                             check=True, capture_output=True, text=True).stdout.split()
     names = args.only.split(",") if args.only else listed
     results = json.loads(args.results.read_text()) if args.results.exists() else {}
+    for other in args.merge:
+        results.update(json.loads(other.read_text()))
+    if args.merge:
+        args.results.write_text(json.dumps(results, indent=1, sort_keys=True))
     if not args.report_only:
         ensure_built(args.zoo, names)
 
@@ -184,7 +191,9 @@ def main(argv=None) -> int:
                 args.results.parent.mkdir(parents=True, exist_ok=True)
                 args.results.write_text(json.dumps(results, indent=1, sort_keys=True))
                 print(zoo_report.summary_line(name, record), flush=True)
-    args.report.write_text(zoo_report.markdown(results, listed))
+    notes = args.report.read_text().partition(zoo_report.NOTES)[2] if args.report.exists() else ""
+    text = zoo_report.markdown(results, listed)
+    args.report.write_text(text + (zoo_report.NOTES + notes if notes.strip() else ""))
     print(f"wrote {args.report}")
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+NOTES = "\n## Notes (by hand; kept when the table is rewritten)\n"
 TARGETS = ["android", "server", "tflite", "tflite-fp16", "tflite-dynamic", "edge-int8", "onnx"]
 
 
@@ -26,19 +27,28 @@ def _cell(cell: dict | None, peer: dict | None, causes: dict) -> str:
     else:
         number = causes.setdefault(cell["line"], len(causes) + 1)
         text = f"refused [{number}]" if cell["status"] == "refused" else f"**FAILED** [{number}]"
-    if peer and peer.get("status") in ("ok", "failed"):
-        text += " / peer " + ("ok" if peer["status"] == "ok" else "✗")
+    if peer and peer.get("status") == "ok":
+        text += f" / peer ok {_size(peer.get('bytes'))}"
+    elif peer and peer.get("status") == "failed":
+        text += " / peer ✗"
     return text
 
 
+def internal(cell: dict) -> bool:
+    """An internal error: exit 1, a signal or a hang (not a refusal, not another exit code)."""
+    return cell["status"] == "failed" and (cell.get("rc", 1) in (1,) or cell.get("rc", 1) < 0
+                                           or cell.get("hung", False))
+
+
 def totals(results: dict) -> dict:
-    cells = ok = failed = missed = slow = peer_ok = 0
+    cells = ok = failed = internals = missed = slow = peer_ok = 0
     for record in results.values():
         peer_cells = record.get("peers", {}).get("cells", {})
         for target, cell in record["cells"].items():
             cells += 1
             ok += cell["status"] == "ok"
             failed += cell["status"] == "failed"
+            internals += internal(cell)
             if peer_cells.get(target, {}).get("status") == "ok":
                 peer_ok += 1
                 missed += cell["status"] != "ok"
@@ -46,6 +56,7 @@ def totals(results: dict) -> dict:
         if peer_seconds and record["seconds"] > 2 * (peer_seconds + 10):
             slow += 1
     return {"models": len(results), "cells": cells, "ok": ok, "failed": failed,
+            "internal": internals,
             "peer_ok": peer_ok, "missed": missed, "slow": slow}
 
 
@@ -87,12 +98,15 @@ def markdown(results: dict, order: list[str]) -> str:
         "its artifact runs on a sample input (LiteRT, onnxruntime, a TF session).", "",
         "Cell: `ok MAXDIFF, SIZE` (verified against the original; max |diff| from the "
         "sidecar) / `refused [n]` (exit 3, 5 or 6; line n below) / `FAILED [n]` (internal "
-        "error, a signal or a hang); `/ peer ok|✗` is the peer's result on the same cell. "
+        "error, a signal, a hang, or an exit code other than 3/5/6); `/ peer ok SIZE|✗` is the "
+        "peer's result on the same cell. "
         "`s` is the wall time of our one call (TensorFlow import, load, every target, "
         "verification); `peer s` the peers' conversion time summed; RSS is our call's peak.", "",
         "## Totals", "",
         f"- models: {t['models']}; cells: {t['cells']}; ok: {t['ok']} ({share:.1f} %)",
-        f"- internal errors (FAILED cells): {t['failed']}",
+        f"- FAILED cells: {t['failed']}, of which internal errors (exit 1, a signal or a "
+        f"hang): {t['internal']}; the rest exit with a code that does not fit the cause "
+        "(exit 4, output unwritable, for a converter that fails on the model)",
         f"- peer successes we miss: {t['missed']} of {t['peer_ok']} cells where a peer worked",
         f"- models whose one call took more than 2× (peers' time + 10 s of start-up): "
         f"{t['slow']}", "",
