@@ -43,6 +43,20 @@ def _rewrite_erfc(nodes, taken: set[str], in_function: bool) -> list:
     return added
 
 
+def _renamed_outputs(function, names: set[str]) -> None:
+    """In a function body an edge names the op's output arg: Erfc's `y` is Sub's `z`."""
+    def fix(edge: str) -> str:
+        node, _, rest = edge.partition(":")
+        return f"{node}:z:{rest[2:]}" if node in names and rest.startswith("y:") else edge
+
+    for node in function.node_def:
+        edges = [fix(e) for e in node.input]
+        del node.input[:]
+        node.input.extend(edges)
+    for key in list(function.ret):
+        function.ret[key] = fix(function.ret[key])
+
+
 def rewrite_for_onnx(graph_def, keep: list[str], owned: bool = False):
     """Erfc(x) -> 1 - Erf(x), in the graph and its functions. `owned=True`: edit in place."""
     del keep  # every rewrite keeps each node's name and outputs
@@ -60,5 +74,7 @@ def rewrite_for_onnx(graph_def, keep: list[str], owned: bool = False):
     graph_def.node.extend(_rewrite_erfc(graph_def.node, taken, in_function=False))
     for function in functions:
         taken = {n.name for n in function.node_def} | {a.name for a in function.signature.input_arg}
+        names = {n.name for n in function.node_def if n.op == "Erfc"}
         function.node_def.extend(_rewrite_erfc(function.node_def, taken, in_function=True))
+        _renamed_outputs(function, names)
     return graph_def
