@@ -34,7 +34,7 @@ def test_erfc_becomes_one_minus_erf_and_matches_tensorflow():
     assert {n.name: n.op for n in out.node}["erfc"] == "Sub"  # consumers keep their input
     (want,) = run_graph_def(graph_def, {"x:0": X}, ["y:0"])
     (got,) = run_graph_def(out, {"x:0": X}, ["y:0"])
-    np.testing.assert_allclose(got, want, rtol=0, atol=5e-7)  # 1 - Erf: within two float32 ulps of 1, absolute
+    np.testing.assert_allclose(got, want, rtol=0, atol=5e-7)  # 1 - Erf: 2 ulps of 1, absolute
 
 
 def test_erfc_inside_a_function_body_is_rewritten_too():
@@ -44,7 +44,7 @@ def test_erfc_inside_a_function_body_is_rewritten_too():
     assert "Erfc" not in op_counts(out, functions=True)
     (got,) = run_graph_def(out, {"x:0": X}, ["y:0"])
     (want,) = run_graph_def(_graph(in_function=True), {"x:0": X}, ["y:0"])
-    np.testing.assert_allclose(got, want, rtol=0, atol=5e-7)  # 1 - Erf: within two float32 ulps of 1, absolute
+    np.testing.assert_allclose(got, want, rtol=0, atol=5e-7)  # 1 - Erf: 2 ulps of 1, absolute
 
 
 def test_a_graph_without_erfc_is_returned_as_is():
