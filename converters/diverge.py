@@ -44,7 +44,13 @@ def locate(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff",
     common = [f"{n.name}:0" for n in order if n.name in reference_nodes
               and reference_nodes[n.name].op not in SKIP_OPS]
     unmatched = [n.name for n in order if n.name not in reference_nodes]
-    got = artifact.probe(feeds, common)
+    try:
+        got = artifact.probe(feeds, common)
+    except Exception as err:  # noqa: BLE001 -- a report beside the verdict: say why, go on
+        from graphfreeze.errors import first_line
+
+        return {"available": False, "why": f"its {artifact.format} runtime cannot run it with "
+                                           f"every tensor kept ({first_line(err)})"}
     names = [c for c in common if c in got]
     expected = dict(zip(names, state.model.run_reference(ref_graph, {**feeds, **flag_feeds},
                                                          names), strict=True))

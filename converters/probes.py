@@ -61,25 +61,27 @@ def tflite_probe(path: str, input_names: dict[str, str]):
 
     def probe(feeds: dict, names: list[str]) -> dict:
         import numpy as np
-        from graphfreeze.tflite_runtime import dequantize, invoke
+        from graphfreeze.tflite_runtime import dequantize, run_batched
 
-        interp = invoke(path, {node: feeds[name] for node, name in input_names.items()},
-                        preserve_all_tensors=True)
+        def fetch(interp) -> dict:
+            made = {int(i) for op in interp._get_ops_details() for i in op["outputs"]}  # noqa: SLF001
+            found = {}
+            for detail in interp.get_tensor_details():
+                if detail["index"] not in made:  # weights and inputs are named after their users
+                    continue
+                parts = [p for p in detail["name"].split(";") if p in position]
+                if not parts:
+                    continue
+                node = max(parts, key=position.get)
+                try:
+                    value = interp.get_tensor(detail["index"])
+                except ValueError:  # freed or never computed
+                    continue
+                found[f"{node}:0"] = np.asarray(dequantize(value, detail))
+            return found
+
         position = {name.rsplit(":", 1)[0]: i for i, name in enumerate(names)}
-        made = {int(i) for op in interp._get_ops_details() for i in op["outputs"]}  # noqa: SLF001
-        found = {}
-        for detail in interp.get_tensor_details():
-            if detail["index"] not in made:  # weights and inputs are named after their users
-                continue
-            parts = [p for p in detail["name"].split(";") if p in position]
-            if not parts:
-                continue
-            node = max(parts, key=position.get)
-            try:
-                value = interp.get_tensor(detail["index"])
-            except ValueError:  # freed or never computed
-                continue
-            found[f"{node}:0"] = np.asarray(dequantize(value, detail))
-        return found
+        return run_batched(path, {node: feeds[name] for node, name in input_names.items()},
+                           fetch, preserve_all_tensors=True)
 
     return probe

@@ -55,8 +55,10 @@ def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model") -
     feeds = {}
     for info in infos:
         if info.shape is None:
+            node = info.name.rsplit(":", 1)[0]
             raise InputError(f"input '{info.name}' has unknown rank, so it cannot be verified; "
-                             "give its shape in the model or pass --no-verify")
+                             f"give its shape, e.g. --inputs '{node}[1,4]' (your model's dims), "
+                             "or pass --no-verify")
         shape = [(batch_size if i == 0 else 8) if d is None else d
                  for i, d in enumerate(info.shape)]
         dtype = np.dtype(info.dtype) if info.dtype != "string" else None

@@ -47,26 +47,77 @@ class FlexOpsError(RuntimeError):
     """The model needs the Flex delegate, which neither interpreter here has."""
 
 
+class ArtifactRunError(RuntimeError):
+    """The interpreter cannot run the model (prepare or invoke failed): str() is its first line."""
+
+
 def invoke(path: str, feeds: dict, preserve_all_tensors: bool = False):
     """The interpreter on `path` after one invoke on `feeds` ({input tensor name: array}): inputs
-    resized to the feeds' shapes, int8 inputs quantized. FlexOpsError for a Flex model."""
+    resized to the feeds' shapes, int8 inputs quantized. FlexOpsError for a Flex model,
+    ArtifactRunError when the interpreter cannot prepare or run it at those shapes."""
+    from graphfreeze.errors import first_line
     from graphfreeze.quiet import native_stderr_off
 
     interp = interpreter(model_path=path, preserve_all_tensors=preserve_all_tensors)
     with native_stderr_off():
-        details = {d["name"]: d for d in interp.get_input_details()}
-        for name, value in feeds.items():
-            interp.resize_tensor_input(details[name]["index"], value.shape)
+        details = input_details(interp, list(feeds))
         try:
+            for name, value in feeds.items():
+                if tuple(details[name]["shape"]) != value.shape:
+                    interp.resize_tensor_input(details[name]["index"], value.shape)
             interp.allocate_tensors()
-        except RuntimeError as err:
+            for name, value in feeds.items():
+                interp.set_tensor(details[name]["index"], quantize(value, details[name]))
+            interp.invoke()
+        except (RuntimeError, ValueError) as err:
             if is_flex_error(err):
                 raise FlexOpsError(str(err)) from err
-            raise
-        for name, value in feeds.items():
-            interp.set_tensor(details[name]["index"], quantize(value, details[name]))
-        interp.invoke()
+            raise ArtifactRunError(first_line(err)) from err
     return interp
+
+
+def input_details(interp, names: list[str]) -> dict:
+    """{name: input detail} for `names`; by position if the converter renamed the inputs (a
+    concrete function's become `serving_default_x:0`)."""
+    details = {d["name"]: d for d in interp.get_input_details()}
+    if any(n not in details for n in names):
+        return dict(zip(names, interp.get_input_details(), strict=True))
+    return details
+
+
+def input_shapes(path: str, names: list[str]) -> dict:
+    """{input name: the shape the flatbuffer was converted at}."""
+    details = input_details(interpreter(model_path=path), names)
+    return {n: tuple(int(x) for x in details[n]["shape"]) for n in names}
+
+
+def run_batched(path: str, feeds: dict, fetch, preserve_all_tensors: bool = False) -> dict:
+    """`fetch(interp)` ({name: array}) after invoking on `feeds`. A model that cannot run at the
+    feeds' batch (ops whose shapes the converter fixed: a Reshape to [1, N], XNNPack refusing
+    to reshape) runs one row at a time at the shape it has, and the rows' values that carry
+    the batch (leading dim 1) are stacked; ArtifactRunError if that fails too."""
+    import numpy as np
+
+    try:
+        return fetch(invoke(path, feeds, preserve_all_tensors))
+    except ArtifactRunError as err:
+        shapes = input_shapes(path, list(feeds))
+        rows = {int(v.shape[0]) for v in feeds.values() if v.ndim}
+        if len(rows) != 1 or any(not v.ndim or shapes[n][:1] != (1,) or
+                                 shapes[n][1:] != v.shape[1:] for n, v in feeds.items()):
+            raise
+        (count,) = rows
+        if count == 1:
+            raise
+        error = err
+    try:
+        parts = [fetch(invoke(path, {n: v[k:k + 1] for n, v in feeds.items()},
+                              preserve_all_tensors)) for k in range(count)]
+    except ArtifactRunError as err:
+        raise err from error
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]
+            if all(name in p and np.ndim(p[name]) and np.shape(p[name])[0] == 1
+                   for p in parts)}
 
 
 def output_values(interp, names: list[str]) -> list:

@@ -12,12 +12,18 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 
-from graphfreeze.errors import InputError, OutputError, VerificationError, first_line
-from graphfreeze.opsupport.tflite import converter_error_ops, tflite_gaps
+from graphfreeze.errors import InputError, VerificationError, first_line
+from graphfreeze.opsupport.tflite import (
+    captured_native_stderr,
+    converter_error_ops,
+    converter_failure,
+    tflite_gaps,
+)
 from graphfreeze.plugins import Stage
 from graphfreeze.probes import tflite_probe
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos, sample_inputs
+from graphfreeze.tflite_qat import float_ops, is_qat, qat_converter
 
 QUANTIZE = ("none", "fp16", "dynamic", "int8")
 
@@ -72,9 +78,24 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
 
     shapes = [(ref.node, [1 if d is None else d for d in info.shape])
               for ref, info in zip(state.inputs, inputs, strict=True)]
-    conv = tf.compat.v1.lite.TFLiteConverter(
-        graph_def, None, None, input_arrays_with_shape=shapes,
-        output_arrays=[ref.node for ref in state.outputs])
+    if learned_ranges(graph_def, options):
+        conv = qat_converter(graph_def, [(ref.name, info.dtype, shape) for ref, info, (_, shape)
+                                         in zip(state.inputs, inputs, shapes, strict=True)],
+                             [ref.name for ref in state.outputs], options.quantize == "int8")
+        if options.allow_tf_ops:
+            conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS,
+                                              tf.lite.OpsSet.SELECT_TF_OPS]
+        return conv
+    if shapes:
+        conv = tf.compat.v1.lite.TFLiteConverter(
+            graph_def, None, None, input_arrays_with_shape=shapes,
+            output_arrays=[ref.node for ref in state.outputs])
+    else:  # no inputs (output = variable * 2): the converter takes arrays only with inputs
+        from graphfreeze.graph.session import import_graph
+
+        graph = import_graph(graph_def)
+        conv = tf.compat.v1.lite.TFLiteConverter(
+            graph_def, [], [graph.get_tensor_by_name(ref.name) for ref in state.outputs])
     ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
     if options.quantize == "fp16":
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
@@ -96,46 +117,75 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
     return conv
 
 
-def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
-    from graphfreeze.quiet import native_stderr_off
+def learned_ranges(graph_def, options: TFLiteOptions) -> bool:
+    """A quantization-aware-trained graph (FakeQuant ops) on an integer or float target: it
+    converts as TensorFlow converts QAT models, int8 with the ranges it learned (fp16 keeps the
+    float conversion)."""
+    return options.quantize != "fp16" and is_qat(graph_def)
 
+
+def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
     conv = converter(state.graph_def, state, options, inputs, samples)
-    try:
-        with native_stderr_off():
+    return run_converter(conv, state.model.graph_file, options.allow_tf_ops)
+
+
+def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:
+    """conv.convert(); a converter that fails on the model is an InputError naming the op(s) it
+    cannot take, or the node and the converter's own words (its MLIR diagnostics)."""
+    with captured_native_stderr() as log:
+        try:
             return conv.convert()
-    except Exception as err:  # ConverterError, ValueError, RuntimeError from the MLIR bridge
-        flex, nowhere = converter_error_ops(str(err))
-        if nowhere:
-            raise InputError(
-                f"{state.model.graph_file}: TFLite has no kernel for op(s) {', '.join(nowhere)}, "
-                "not even with --allow-tf-ops; leave them out of --outputs or use another "
-                "target") from err
-        if flex and not options.allow_tf_ops:
-            raise InputError(
-                f"{state.model.graph_file}: TFLite builtins cannot take op(s) {', '.join(flex)}; "
-                "pass --allow-tf-ops to run them with TensorFlow kernels (SELECT_TF_OPS, a "
-                "bigger runtime), or use another target") from err
-        raise OutputError(f"{state.output_path}: TFLite conversion failed: "
-                          f"{first_line(err)}") from err
+        except Exception as err:  # noqa: BLE001 -- ConverterError, ValueError, RuntimeError
+            failure = err
+    text = f"{failure}\n{log[0] if log else ''}"
+    flex, nowhere = converter_error_ops(text)
+    if nowhere:
+        raise InputError(
+            f"{where}: TFLite has no kernel for op(s) {', '.join(nowhere)}, not even with "
+            "--allow-tf-ops; leave them out of --outputs or use another target") from failure
+    if flex and not allow_tf_ops:
+        raise InputError(
+            f"{where}: TFLite builtins cannot take op(s) {', '.join(flex)}; pass --allow-tf-ops "
+            "to run them with TensorFlow kernels (SELECT_TF_OPS, a bigger runtime), or use "
+            "another target") from failure
+    why = converter_failure(text) or first_line(failure)
+    raise InputError(f"{where}: the TFLite converter fails on the model at {why}; leave that "
+                     "part out of --outputs, or use another target") from failure
 
 
 def interpreter_runner(path: str, inputs, state):
-    """Run the flatbuffer in LiteRT's interpreter: batch resized, int8 (de)quantized."""
+    """Run the flatbuffer in LiteRT's interpreter: batch resized (or row by row at the shape it
+    was converted at, when its ops cannot be resized), int8 (de)quantized. An artifact the
+    interpreter cannot run is a one-line VerificationError naming the file."""
     names = {ref.node: info.name for ref, info in zip(state.inputs, inputs, strict=True)}
     out_names = [ref.node for ref in state.outputs]
 
     def run(feeds: dict) -> list:
-        from graphfreeze.tflite_runtime import FlexOpsError, invoke, output_values
+        from graphfreeze.tflite_runtime import ArtifactRunError, FlexOpsError, output_values, run_batched
+
+        def fetch(interp) -> dict:
+            return dict(zip(out_names, output_values(interp, out_names), strict=True))
 
         try:
-            interp = invoke(path, {node: feeds[name] for node, name in names.items()})
+            got = run_batched(path, {node: feeds[name] for node, name in names.items()}, fetch)
         except FlexOpsError as err:
             raise VerificationError(
                 f"{state.output_path}: uses TensorFlow (Flex) ops, which the Python TFLite "
                 "interpreter (LiteRT's, without a Flex delegate) cannot run, so it cannot be "
                 "verified here; pass --no-verify to write it unverified (the app needs the "
                 "tensorflow-lite-select-tf-ops runtime)") from err
-        return output_values(interp, out_names)
+        except ArtifactRunError as err:
+            raise VerificationError(
+                f"{state.output_path}: LiteRT's interpreter cannot run the converted model "
+                f"({err}), so it cannot be verified; nothing written (pass --no-verify to "
+                "write it unverified)") from err
+        missing = [n for n in out_names if n not in got]
+        if missing:
+            raise VerificationError(
+                f"{state.output_path}: runs only at the batch it was converted at and output "
+                f"'{missing[0]}' has no batch dimension to compare row by row; pass --no-verify "
+                "to write it unverified")
+        return [got[n] for n in out_names]
 
     return run
 
@@ -144,24 +194,35 @@ def run(state, options: TFLiteOptions):
     inputs, outputs = io_infos(state)
     for info in inputs:
         if info.shape is None or None in info.shape[1:]:
-            raise InputError(f"input '{info.name}' has shape {info.shape}; TFLite needs every "
-                             "dimension but the batch known: give the input a full shape")
-    report = options.quantize != "none" and options.layer_report
+            shape = "unknown" if info.shape is None else \
+                "[" + ",".join("?" if d is None else str(d) for d in info.shape) + "]"
+            raise InputError(f"input '{info.name}' has shape {shape}; TFLite needs every "
+                             "dimension but the batch known: give them, e.g. --inputs "
+                             f"'{info.name.rsplit(':', 1)[0]}[1,...]' with your model's dims")
+    qat = learned_ranges(state.graph_def, options)
+    report = options.quantize != "none" and options.layer_report and bool(inputs) and not qat
     samples = calibration_samples(options.calibration, inputs, options.calibration_samples) \
-        if options.quantize == "int8" or report else None
+        if (options.quantize == "int8" and not qat) or report else None
     data = convert(state, options, inputs, samples)
+    left = float_ops(data) if qat and options.quantize == "int8" else []
+    if left:
+        raise InputError(f"{state.model.graph_file}: quantization-aware trained, but {len(left)} "
+                         f"op(s) have no learned ranges and stay float ({', '.join(left[:3])}); "
+                         "quantize those layers too (tfmot quantize_annotate_layer), or use "
+                         "the tflite target")
     (local,) = state.batch.workdir([state.output_path])
     with open(local, "wb") as f:
         f.write(data)
     warnings = list(state.notes.get("warnings", []))
-    if options.quantize == "int8" and options.calibration is None:
+    if options.quantize == "int8" and options.calibration is None and inputs and not qat:
         warnings.append(f"{state.target}: calibrated on {options.calibration_samples} synthetic "
                         "random inputs, so int8 accuracy on real data is unknown; pass "
                         "--calibration FILE.npz with real samples")
     facts = {"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
              "node_count": len(state.graph_def.node), "tflite_io": io_types(data),
              **({"calibration": options.calibration or "synthetic"}
-                if options.quantize == "int8" else {})}
+                if options.quantize == "int8" and not qat else {}),
+             **({"quantization": "qat (ranges learned in training)"} if qat else {})}
     summary = ()
     if report:
         more, summary, warning = layer_report(state, options, inputs, samples)

@@ -95,6 +95,7 @@ def run(state, options: VerifyOptions):
     if artifact.run is None:
         raise ConfigError(f"target '{state.target}': its export stage gives no way to run the "
                           "artifact, so it cannot be verified; pass --no-verify")
+    options = learned_quantization(artifact, options)
     feeds, expected = shared_reference(state, options, artifact.inputs)
     got = artifact.run(feeds)
     metrics = {t.name: compare(e, g) for t, e, g in zip(artifact.outputs, expected, got,
@@ -121,6 +122,19 @@ def run(state, options: VerifyOptions):
         raise err
     artifact = dataclasses.replace(artifact, facts={**artifact.facts, "verification": report})
     return dataclasses.replace(state, artifact=artifact)
+
+
+QAT_THRESHOLDS = {"tolerance": float("inf"), "mean_tolerance": 0.05}
+
+
+def learned_quantization(artifact, options: VerifyOptions) -> VerifyOptions:
+    """An artifact quantized with the ranges a QAT model learned (facts["quantization"]) runs
+    integer arithmetic where the original simulates it in float: judged as quantized targets
+    are (edge-int8's mean tolerance), unless the target already sets one."""
+    if not str(artifact.facts.get("quantization", "")).startswith("qat") or \
+            options.mean_tolerance is not None:
+        return options
+    return dataclasses.replace(options, **QAT_THRESHOLDS)
 
 
 def _threshold(options: VerifyOptions) -> tuple[float, str]:

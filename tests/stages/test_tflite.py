@@ -165,7 +165,8 @@ def test_an_input_without_a_full_shape_is_refused(iris, tmp_path):
     for dim in x.attr["shape"].shape.dim:
         dim.size = -1
     state = dataclasses.replace(iris, graph_def=graph_def)
-    with pytest.raises(InputError, match=r"input 'x:0' has shape \(None, None\); TFLite needs "
-                                         "every dimension but the batch known"):
+    with pytest.raises(InputError, match=r"input 'x:0' has shape \[\?,\?\]; TFLite needs "
+                                         r"every dimension but the batch known: give them, e\.g\. "
+                                         r"--inputs 'x\[1,\.\.\.\]'"):
         export(state, tflite.run, TFLiteOptions(), tmp_path / "s.tflite", "tflite")
     assert list(tmp_path.iterdir()) == []
