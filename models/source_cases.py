@@ -12,6 +12,7 @@ OUT_DIR/
   quantize_configs.py   that QuantizeConfig's module
   v1/                   a TF1 Saver checkpoint in format V1 (SaverDef.V1: model.ckpt-7, no
                         .index) with its .meta and `checkpoint` file: `x` -> `probs`
+  v1_sharded/           the same saved sharded (model.ckpt-7-00000-of-00001)
   short_restore/        a V2 checkpoint whose meta graph's RestoreV2 lists fewer tensor names
                         than the Saver restores (a corrupt .meta)
 """
@@ -131,6 +132,8 @@ def checkpoints(out: str) -> None:
     from tensorflow.core.protobuf import meta_graph_pb2, saver_pb2
 
     _tf1_checkpoint(os.path.join(out, "v1", "model.ckpt"), write_version=saver_pb2.SaverDef.V1)
+    _tf1_checkpoint(os.path.join(out, "v1_sharded", "model.ckpt"), sharded=True,
+                    write_version=saver_pb2.SaverDef.V1)
     prefix = os.path.join(out, "short_restore", "model.ckpt")
     _tf1_checkpoint(prefix)
     meta = meta_graph_pb2.MetaGraphDef()

@@ -16,8 +16,10 @@ from graphfreeze.plugins import Source
 from graphfreeze.sources.base import VARIABLE_OPS, ReadStats, VariableSpec
 from graphfreeze.sources.checkpoint_files import (
     CKPT_FILE,
+    V1_SHARD,
     locate,
     read_meta_graph,
+    reader_path,
     v1_files,
 )
 from graphfreeze.sources.frozen import failed_run
@@ -113,7 +115,7 @@ def read_index(prefix: str) -> list[dict]:
     from graphfreeze.describe import checkpoint_variables
 
     try:
-        return checkpoint_variables(prefix)
+        return checkpoint_variables(reader_path(prefix))
     except Exception as err:  # TensorFlow's OpError, IndexError, ... on corrupt index files
         raise unreadable_index(prefix, err) from err
 
@@ -141,7 +143,7 @@ class CheckpointModel:
             import tensorflow as tf
 
             try:
-                self._reader = tf.compat.v1.train.NewCheckpointReader(self.prefix)
+                self._reader = tf.compat.v1.train.NewCheckpointReader(reader_path(self.prefix))
             except Exception as err:
                 raise unreadable_index(self.prefix, err) from err
         return self._reader
@@ -196,7 +198,7 @@ class CheckpointModel:
         import tensorflow as tf
 
         try:
-            values = list(tf.raw_ops.RestoreV2(prefix=self.prefix,
+            values = list(tf.raw_ops.RestoreV2(prefix=reader_path(self.prefix),
                                                tensor_names=[s.key for s in specs],
                                                shape_and_slices=[s.slice for s in specs],
                                                dtypes=[s.dtype for s in specs]))
@@ -222,7 +224,8 @@ class CheckpointModel:
         with graph.as_default():
             nodes = [n for n in graph_def.node if n.op in VARIABLE_OPS]
             specs = [self.variables[n.name] for n in nodes]
-            values = tf.raw_ops.RestoreV2(prefix=self.prefix, tensor_names=[s.key for s in specs],
+            values = tf.raw_ops.RestoreV2(prefix=reader_path(self.prefix),
+                                          tensor_names=[s.key for s in specs],
                                           shape_and_slices=[s.slice for s in specs],
                                           dtypes=[s.dtype for s in specs]) if specs else []
             restores = []
@@ -261,7 +264,8 @@ class CheckpointSource(Source):
             names = set(storage.listdir(bare))
             return not {"saved_model.pb", "saved_model.pbtxt"} & names and (
                 "checkpoint" in names or any(n.endswith(".index") for n in names))
-        return bool(CKPT_FILE.search(bare)) or storage.exists(bare + ".meta")
+        return bool(CKPT_FILE.search(bare)) or storage.exists(bare + ".meta") or \
+            bool(V1_SHARD.search(bare)) and storage.exists(V1_SHARD.sub("", bare) + ".meta")
 
     def stem(self, path: str, options: CheckpointOptions) -> str:
         return locate(path, options.meta, options.step).prefix

@@ -13,6 +13,7 @@ from graphfreeze.graph.validate import check_graph_def
 
 CKPT_FILE = re.compile(r"\.(meta|index|data-\d{5}-of-\d{5})$")
 V1_SHARDS = "-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]"
+V1_SHARD = re.compile(r"-(\d{5}|\?{5})-of-\d{5}$")  # a V1 shard, or the pattern Saver reports
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ def locate(path: str, meta: str | None = None, step: int | None = None) -> Check
             storage.isdir(path) and not v1_files(path):
         prefix = _prefix_in_dir(path, step)
     else:
-        prefix = CKPT_FILE.sub("", path)
+        prefix = CKPT_FILE.sub("", path) if CKPT_FILE.search(path) else _v1_prefix(path)
         if step is not None:
             prefix = re.sub(r"-\d+$", "", prefix) + f"-{step}"
     _check_files(prefix)
@@ -55,7 +56,7 @@ def _prefix_in_dir(model_dir: str, step: int | None) -> str:
             return steps[latest]
         raise InputError(f"{model_dir}: no `checkpoint` state file and no model.ckpt-N.index; "
                          "pass a checkpoint prefix such as DIR/model.ckpt-200")
-    named = _latest_in_state_file(state_file)
+    named = _v1_prefix(_latest_in_state_file(state_file))
     # The state file may hold absolute paths from where training ran: prefer the file here.
     for candidate in (storage.join(model_dir, storage.basename(named)), named):
         if storage.exists(candidate + ".index") or v1_files(candidate):
@@ -84,6 +85,22 @@ def v1_files(prefix: str) -> list[str]:
     if storage.exists(prefix):
         return [prefix]
     return storage.glob(prefix, V1_SHARDS)
+
+
+def _v1_prefix(path: str) -> str:
+    """A V1 shard's (or the Saver's `-?????-of-N` pattern's) prefix; other paths as they are."""
+    if V1_SHARD.search(path) and not storage.exists(path + ".index"):
+        return V1_SHARD.sub("", path)
+    return path
+
+
+def reader_path(prefix: str) -> str:
+    """What TensorFlow's checkpoint readers (NewCheckpointReader, RestoreV2) open for `prefix`:
+    the prefix, or for a sharded V1 checkpoint the pattern naming its shards."""
+    files = v1_files(prefix)
+    if not files or files == [prefix]:
+        return prefix
+    return f"{prefix}-?????-of-{files[0].rsplit('-of-', 1)[1]}"
 
 
 def _check_files(prefix: str) -> None:

@@ -79,7 +79,9 @@ def test_custom_quantize_config_from_the_working_directory(cases, freeze, tmp_pa
     assert any(n.op.startswith("FakeQuant") for n in load_graph(out).node)
 
 
-@pytest.mark.parametrize("path", ["v1/model.ckpt-7", "v1", "v1/model.ckpt-7.meta"])
+@pytest.mark.parametrize("path", ["v1/model.ckpt-7", "v1", "v1/model.ckpt-7.meta",
+                                  "v1_sharded/model.ckpt-7", "v1_sharded",
+                                  "v1_sharded/model.ckpt-7-00000-of-00001"])
 def test_v1_checkpoint_converts(cases, freeze, tmp_path, path):
     out = tmp_path / "v1.pb"
     result = freeze(cases / path, "--outputs", "probs", "-o", out)
@@ -94,8 +96,9 @@ def test_v1_checkpoint_converts(cases, freeze, tmp_path, path):
     np.testing.assert_allclose(run_frozen(out, {"x:0": x}, "probs:0"), want, rtol=1e-6)
 
 
-def test_v1_checkpoint_inspect(cases, freeze):
-    result = freeze("inspect", cases / "v1", "--json")
+@pytest.mark.parametrize("path", ["v1", "v1_sharded"])
+def test_v1_checkpoint_inspect(cases, freeze, path):
+    result = freeze("inspect", cases / path, "--json")
     assert result.exit_code == 0, result.output
     info = json.loads(result.output)
     assert {v["name"] for v in info["variables"]} == {"w", "b"}
