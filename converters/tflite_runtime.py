@@ -51,21 +51,25 @@ class ArtifactRunError(RuntimeError):
     """The interpreter cannot run the model (prepare or invoke failed): str() is its first line."""
 
 
-def invoke(path: str, feeds: dict, preserve_all_tensors: bool = False):
+def invoke(path: str, feeds: dict, preserve_all_tensors: bool = False, interp=None):
     """The interpreter on `path` after one invoke on `feeds` ({input tensor name: array}): inputs
-    resized to the feeds' shapes, int8 inputs quantized. FlexOpsError for a Flex model,
-    ArtifactRunError when the interpreter cannot prepare or run it at those shapes."""
+    resized to the feeds' shapes, int8 inputs quantized; `interp`, one already allocated at
+    those shapes, is reused. FlexOpsError for a Flex model, ArtifactRunError when the
+    interpreter cannot prepare or run it at those shapes."""
     from graphfreeze.errors import first_line
     from graphfreeze.quiet import native_stderr_off
 
-    interp = interpreter(model_path=path, preserve_all_tensors=preserve_all_tensors)
+    fresh = interp is None
+    if fresh:
+        interp = interpreter(model_path=path, preserve_all_tensors=preserve_all_tensors)
     with native_stderr_off():
         details = input_details(interp, list(feeds))
         try:
-            for name, value in feeds.items():
-                if tuple(details[name]["shape"]) != value.shape:
-                    interp.resize_tensor_input(details[name]["index"], value.shape)
-            interp.allocate_tensors()
+            if fresh:
+                for name, value in feeds.items():
+                    if tuple(details[name]["shape"]) != value.shape:
+                        interp.resize_tensor_input(details[name]["index"], value.shape)
+                interp.allocate_tensors()
             for name, value in feeds.items():
                 interp.set_tensor(details[name]["index"], quantize(value, details[name]))
             interp.invoke()
@@ -111,8 +115,11 @@ def run_batched(path: str, feeds: dict, fetch, preserve_all_tensors: bool = Fals
             raise
         error = err
     try:
-        parts = [fetch(invoke(path, {n: v[k:k + 1] for n, v in feeds.items()},
-                              preserve_all_tensors)) for k in range(count)]
+        interp, parts = None, []
+        for k in range(count):  # one interpreter, allocated once, invoked per row
+            interp = invoke(path, {n: v[k:k + 1] for n, v in feeds.items()},
+                            preserve_all_tensors, interp)
+            parts.append(fetch(interp))
     except ArtifactRunError as err:
         raise err from error
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]

@@ -200,7 +200,8 @@ def run(state, options: TFLiteOptions):
                              "dimension but the batch known: give them, e.g. --inputs "
                              f"'{info.name.rsplit(':', 1)[0]}[1,...]' with your model's dims")
     qat = learned_ranges(state.graph_def, options)
-    report = options.quantize != "none" and options.layer_report and bool(inputs) and not qat
+    report = options.quantize != "none" and options.layer_report and bool(inputs) and \
+        not is_qat(state.graph_def)
     samples = calibration_samples(options.calibration, inputs, options.calibration_samples) \
         if (options.quantize == "int8" and not qat) or report else None
     data = convert(state, options, inputs, samples)

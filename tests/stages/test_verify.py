@@ -37,3 +37,17 @@ def test_an_artifact_no_stage_can_run_is_a_config_error():
                   artifact=artifact)
     with pytest.raises(ConfigError, match="target 'custom'.*cannot be verified; pass --no-verify"):
         verify.run(state, VerifyOptions())
+
+
+def test_an_artifact_quantized_with_learned_ranges_is_judged_as_quantized_targets_are():
+    """A QAT model's int8 artifact computes in integers where the original simulates them in
+    float: the float targets' max |diff| gives way to edge-int8's mean tolerance; a target that
+    sets its own mean tolerance keeps it."""
+    qat = Artifact(path="m.tflite", sha256="", size=0, format="tflite", inputs=(), outputs=(),
+                   facts={"quantization": "qat (ranges learned in training)"})
+    plain = Artifact(path="m.tflite", sha256="", size=0, format="tflite", inputs=(), outputs=())
+    judged = verify.learned_quantization(qat, VerifyOptions(tolerance=1e-4))
+    assert judged.tolerance == float("inf") and judged.mean_tolerance == 0.05
+    assert verify.learned_quantization(plain, VerifyOptions(tolerance=1e-4)).tolerance == 1e-4
+    own = VerifyOptions(tolerance=float("inf"), mean_tolerance=0.01, min_top1=0.8)
+    assert verify.learned_quantization(qat, own) == own
