@@ -12,12 +12,6 @@ from tests.e2e.test_bad_input import assert_failed
 EXTENSION = {"android": "pb", "tflite": "tflite", "onnx": "onnx"}
 
 
-def open_cause(name: str, cause: str):
-    """A case another part of issue 14 is fixing: xfail (not strict) until it lands."""
-    return pytest.param(*name, marks=pytest.mark.xfail(reason=f"issue 14: {cause}",
-                                                       strict=False))
-
-
 def converted(zoo, freeze, tmp_path, name: str, targets: str):
     """Convert zoo model NAME (with its zoo.json args) to TARGETS into tmp_path/out/; each
     target's artifact exists and its sidecar says verification passed."""
@@ -34,27 +28,23 @@ def converted(zoo, freeze, tmp_path, name: str, targets: str):
 
 
 @pytest.mark.parametrize("name,targets", [
-    open_cause(("mobilenet_v3_small", "tflite"),
-               "XNNPack failed to reshape: verification forces a batch of 2"),
+    ("mobilenet_v3_small", "tflite"),  # XNNPack could not reshape to verification's batch of 2
     ("lstm_addition", "android"),  # Keras 3 RNNs: TensorList handles were constant-folded
-    open_cause(("transformer_encoder", "onnx"), "exact GELU's Erfc has no ONNX mapping"),
+    ("transformer_encoder", "onnx"),  # exact GELU: Erfc had no ONNX mapping
     ("tfkeras_cnn_keras", "android"),  # a .keras written by tf_keras
     ("v1_checkpoint", "android"),  # SaverDef.V1: no .index
-    open_cause(("no_placeholder", "android,tflite,onnx"),
-               "no placeholder: the TFLite converter needs input arrays (exit 4)"),
+    ("no_placeholder", "android,tflite,onnx"),  # freeze_graph's testFreezeGraphV2
 ])
 def test_zoo_model_converts(zoo, freeze, tmp_path, name, targets):
     converted(zoo, freeze, tmp_path, name, targets)
 
 
-@pytest.mark.xfail(reason="issue 14: the unknown-rank refusal does not suggest --inputs",
-                   strict=False)
 def test_unknown_rank_input_is_refused_with_the_fix(zoo, freeze, tmp_path):
     path, args = zoo("unknown_rank_savedmodel")
     assert args == ["--inputs", "x[1,4]"]
     out = tmp_path / "refused"
     result = freeze(path, "--target", "android", "-o", f"{out}/")
-    assert_failed(result, 3, "--inputs x", "[")
+    assert_failed(result, 3, "unknown rank", "--inputs", "x[")
     assert not out.exists() or not any(out.iterdir())
 
 
