@@ -124,3 +124,48 @@ def test_opset_outside_the_install_is_refused_with_the_options():
                                          rf"to {newest_opset()}"):
         OnnxOptions(opset=8)
     assert OnnxOptions(opset=newest_opset()).opset == newest_opset()
+
+
+def _zoo_to_onnx(zoo, freeze, tmp_path, name: str, *extra: str):
+    import json
+
+    path, args = zoo(name)
+    out = tmp_path / f"{name}.onnx"
+    result = freeze(path, *args, "--target", "onnx", "-o", out, *extra)
+    assert result.exit_code == 0, result.output
+    return onnx.load(str(out)), json.loads(out.with_name(out.name + ".json").read_text())
+
+
+@pytest.mark.parametrize("name", ["transformer_encoder", "transformer_gelu_tanh",
+                                  "lstm_addition"])
+def test_zoo_text_models_convert_and_verify(zoo, freeze, tmp_path, name):
+    """Issue 14: exact GELU's Erfc (rewritten as 1 - Erf), tanh GELU, a Keras 3 LSTM seq2seq."""
+    model, car = _zoo_to_onnx(zoo, freeze, tmp_path, name)
+    assert car["verification"]["passed"]
+    assert max(car["verification"]["max_abs_diff"].values()) < 1e-5
+    assert unmapped_ops(model) == []
+    if name == "transformer_encoder":
+        assert "Erf" in car["onnx_op_counts"] and "Erfc" not in car["op_counts"]
+
+
+def test_zoo_qat_model_keeps_its_fake_quantization(zoo, freeze, tmp_path):
+    """Issue 14: a tfmot QAT CNN (was max |diff| 6.2e-3 through tf2onnx's FakeQuant handler,
+    which skips TensorFlow's nudge): Q/DQ with the nudged ranges, weights as int8."""
+    model, car = _zoo_to_onnx(zoo, freeze, tmp_path, "qat_cnn")
+    assert car["verification"]["passed"]
+    assert max(car["verification"]["max_abs_diff"].values()) < 1e-6
+    ops = car["onnx_op_counts"]
+    assert ops["QuantizeLinear"] == 4 and ops["DequantizeLinear"] >= 6
+    assert car["int8_weights"] == 2  # the quantized Conv and Dense kernels
+    int8 = [t for t in model.graph.initializer if t.data_type == onnx.TensorProto.INT8]
+    assert sum(len(t.dims) > 1 for t in int8) == 2  # kernels; the rest are zero points
+
+
+def test_zoo_qat_annotated_differs_only_by_rounding_ties(zoo, freeze, tmp_path):
+    """quantize_annotate_layer on the convolutions: the only difference left is an activation a
+    hair from a rounding boundary (the convolutions' float sums differ in the last bit between
+    TensorFlow and onnxruntime), one quantization step on a few of ~10^4 elements (max |diff|
+    5.5e-4 on the probabilities)."""
+    _, car = _zoo_to_onnx(zoo, freeze, tmp_path, "qat_annotated", "--tolerance", "0.01")
+    metrics = car["verification"]["metrics"]["probs:0"]
+    assert metrics["max_abs_diff"] < 2e-3 and metrics["top1_agreement"] == 1.0
