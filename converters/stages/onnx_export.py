@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from graphfreeze import storage
-from graphfreeze.errors import InputError, OutputError, first_line
+from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
 from graphfreeze.opsupport.onnx import MIN_OPSET, newest_opset, onnx_gaps
 from graphfreeze.opsupport.onnx_fakequant import (
@@ -99,16 +99,19 @@ def _to_onnx(state, opset: int, careful: bool):
                                         output_names=outputs, const_node_values=weights)
         except NodeRefused as err:
             raise InputError(f"{state.model.graph_file}: {err}") from None
-        except Exception as err:
-            raise OutputError(f"{state.output_path}: tf2onnx failed at opset {opset}: "
-                              f"{first_line(err)}") from err
+        except Exception as err:  # noqa: BLE001 -- tf2onnx's rewriters raise anything
+            raise InputError(f"{state.model.graph_file}: tf2onnx cannot convert this graph at "
+                             f"opset {opset} ({first_line(err)}); try another --opset, or "
+                             "another target") from None
     del weights
     try:
         with _const_protos_synced_once():
             g = optimizer.optimize_graph(g, catch_errors=careful)
     except Exception as err:
         if careful:
-            raise
+            raise InputError(f"{state.model.graph_file}: tf2onnx's optimizer failed at opset "
+                             f"{opset} ({first_line(err)}); try another --opset, or another "
+                             "target") from None
         raise _OptimizerFailed from err
     model = g.make_model(f"converted by graphfreeze from {storage.basename(state.model.location)}")
     canonical_names(model, {n.name for n in graph_def.node})
