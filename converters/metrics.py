@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 
-def compare(expected, got) -> dict:
+def compare(expected, got, tie: float = 0.0) -> dict:
     """max and mean |diff|, RMSE and cosine similarity, and top-1 agreement for
-    [batch, classes] outputs. Shapes that differ give infinite differences."""
+    [batch, classes] outputs, over the rows whose top class leads the runner-up by more than
+    `tie` in the original (a class it barely prefers may flip within the allowed error; no
+    such row: 1.0, `top1_rows` 0). Shapes that differ give infinite differences."""
     import numpy as np
 
     if expected.shape != got.shape:
@@ -26,7 +28,11 @@ def compare(expected, got) -> dict:
               "cosine": cosine(a, b)}
     if expected.ndim >= 2 and expected.shape[-1] > 1 and expected.dtype.kind in "fiu":
         agree = np.argmax(expected, axis=-1) == np.argmax(got, axis=-1)
-        result["top1_agreement"] = float(agree.mean())
+        top2 = np.sort(expected.astype(np.float64), axis=-1)[..., -2:]
+        decisive = (top2[..., 1] - top2[..., 0]) > tie
+        result["top1_agreement"] = float(agree[decisive].mean()) if decisive.any() else 1.0
+        if tie:
+            result["top1_rows"] = int(decisive.sum())
     return result
 
 

@@ -82,9 +82,12 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
         conv = qat_converter(graph_def, [(ref.name, info.dtype, shape) for ref, info, (_, shape)
                                          in zip(state.inputs, inputs, shapes, strict=True)],
                              [ref.name for ref in state.outputs], options.quantize == "int8")
-        if options.allow_tf_ops:
-            conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS,
-                                              tf.lite.OpsSet.SELECT_TF_OPS]
+        ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+        if samples is not None:  # a partly QAT model: its other layers are calibrated
+            conv.representative_dataset = lambda: iter(samples)
+            ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.target_spec.supported_ops = ops + ([tf.lite.OpsSet.SELECT_TF_OPS]
+                                                if options.allow_tf_ops else [])
         return conv
     if shapes:
         conv = tf.compat.v1.lite.TFLiteConverter(
@@ -205,25 +208,33 @@ def run(state, options: TFLiteOptions):
     samples = calibration_samples(options.calibration, inputs, options.calibration_samples) \
         if (options.quantize == "int8" and not qat) or report else None
     data = convert(state, options, inputs, samples)
-    left = float_ops(data) if qat and options.quantize == "int8" else []
-    if left:
-        raise InputError(f"{state.model.graph_file}: quantization-aware trained, but {len(left)} "
-                         f"op(s) have no learned ranges and stay float ({', '.join(left[:3])}); "
-                         "quantize those layers too (tfmot quantize_annotate_layer), or use "
-                         "the tflite target")
+    rest = float_ops(data) if qat and options.quantize == "int8" else []
+    if rest:  # partly QAT (annotated layers): calibrate what has no learned ranges
+        samples = calibration_samples(options.calibration, inputs, options.calibration_samples)
+        data = convert(state, options, inputs, samples)
+        if float_ops(data):
+            raise InputError(f"{state.model.graph_file}: quantization-aware trained, but op(s) "
+                             f"{', '.join(float_ops(data)[:3])} stay float even calibrated; "
+                             "quantize those layers too (tfmot quantize_annotate_layer), or use "
+                             "the tflite target")
     (local,) = state.batch.workdir([state.output_path])
     with open(local, "wb") as f:
         f.write(data)
     warnings = list(state.notes.get("warnings", []))
-    if options.quantize == "int8" and options.calibration is None and inputs and not qat:
-        warnings.append(f"{state.target}: calibrated on {options.calibration_samples} synthetic "
-                        "random inputs, so int8 accuracy on real data is unknown; pass "
-                        "--calibration FILE.npz with real samples")
+    if options.quantize == "int8" and options.calibration is None and inputs and \
+            (rest or not qat):
+        what = f"{len(rest)} op(s) without learned ranges ({', '.join(rest[:2])})" if rest \
+            else "calibrated"
+        warnings.append(f"{state.target}: {what}{' calibrated' if rest else ''} on "
+                        f"{options.calibration_samples} synthetic random inputs, so int8 "
+                        "accuracy on real data is unknown; pass --calibration FILE.npz with "
+                        "real samples")
     facts = {"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
              "node_count": len(state.graph_def.node), "tflite_io": io_types(data),
              **({"calibration": options.calibration or "synthetic"}
-                if options.quantize == "int8" and not qat else {}),
-             **({"quantization": "qat (ranges learned in training)"} if qat else {})}
+                if options.quantize == "int8" and (rest or not qat) else {}),
+             **({"quantization": "qat (ranges learned in training)" +
+                 (f"; {len(rest)} op(s) calibrated" if rest else "")} if qat else {})}
     summary = ()
     if report:
         more, summary, warning = layer_report(state, options, inputs, samples)

@@ -158,3 +158,14 @@ def test_clustered_kernels_keep_their_few_values(zoo, freeze, tmp_path):
             assert per_channel <= 8, (target, name, per_channel)
             if "FusedBatchNorm" not in name:
                 assert len(np.unique(value)) <= 8, (target, name, len(np.unique(value)))
+
+
+def test_a_partly_qat_model_calibrates_only_what_has_no_learned_ranges(zoo, freeze, tmp_path):
+    """quantize_annotate_layer on some layers: edge-int8 keeps the learned ranges and
+    calibrates the other ops (saying which); the artifact is all int8."""
+    path, car = convert(zoo, freeze, tmp_path, "qat_annotated", "edge-int8")["edge-int8"]
+    assert car["verification"]["passed"], car["verification"]
+    assert car["quantization"].startswith("qat") and "calibrated" in car["quantization"]
+    assert any("without learned ranges" in w for w in car.get("warnings", [])), car
+    kinds = {d["dtype"].__name__ for d in interpreter(model_path=str(path)).get_tensor_details()}
+    assert kinds <= {"int8", "int32"}, kinds

@@ -51,3 +51,19 @@ def test_an_artifact_quantized_with_learned_ranges_is_judged_as_quantized_target
     assert verify.learned_quantization(plain, VerifyOptions(tolerance=1e-4)).tolerance == 1e-4
     own = VerifyOptions(tolerance=float("inf"), mean_tolerance=0.01, min_top1=0.8)
     assert verify.learned_quantization(qat, own) == own
+
+
+def test_top1_counts_only_rows_the_original_decides_beyond_the_allowed_error():
+    """A class the original prefers by less than twice the mean tolerance may flip within
+    the error a quantized target is allowed: such rows are ties, not disagreements."""
+    expected = np.array([[0.50, 0.49, 0.01], [0.9, 0.05, 0.05], [0.34, 0.33, 0.33]], np.float32)
+    got = np.array([[0.48, 0.51, 0.01], [0.88, 0.06, 0.06], [0.32, 0.35, 0.33]], np.float32)
+    assert compare(expected, got)["top1_agreement"] == pytest.approx(1 / 3)
+    m = compare(expected, got, tie=0.1)
+    assert m["top1_agreement"] == 1.0 and m["top1_rows"] == 1
+    flipped = compare(expected, got[[1, 0, 2]], tie=0.1)
+    assert flipped["top1_agreement"] == 0.0
+    assert "for 0% of the 1 rows whose top class leads by more than twice the mean tolerance" \
+        in failure(flipped, VerifyOptions(tolerance=float("inf"), mean_tolerance=0.5,
+                                          min_top1=0.8))
+    assert compare(expected[2:], got[2:], tie=0.1)["top1_agreement"] == 1.0  # no decisive row
