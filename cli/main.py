@@ -198,10 +198,12 @@ def convert_command(path, ckpt, saved_model, keras_file, graph_file, kind, meta,
 
 def _convert(request, debug: bool):
     from graphfreeze.convert import execute, prepare
+    from graphfreeze.quiet import native_stderr_off
     from graphfreeze_cli import show
     from graphfreeze_cli.running import committing
 
-    prepared = prepare(request)  # a wrong name, path or option: said before TensorFlow loads
+    with native_stderr_off():  # an option check may import TensorFlow (--opset: tf2onnx's range)
+        prepared = prepare(request)  # a wrong name, path or option: said before TF loads
     quiet_tensorflow(debug)
     err = show.Console(stderr=True)
     with err.status("loading", spinner="dots") as status:

@@ -214,44 +214,38 @@ class Batch:
         with signals_deferred():  # all renames or none: a signal waits until they are done
             if self.on_commit is not None:
                 self.on_commit()
-            self._rename_all()
-
-    def _rename_all(self) -> None:
-        try:
-            for path, tmp in list(self.temps.items()):
-                if not (os.path.lexists(tmp) if not is_remote(tmp) else _gfile().exists(tmp)):
-                    raise OutputError(f"{path}: was never written; report this as a graphfreeze bug")
-                if is_remote(path) and not is_remote(tmp):
-                    _upload(tmp, path)
-                elif is_remote(path):
-                    _gfile().rename(tmp, path, overwrite=True)
-                elif os.path.isdir(tmp):
-                    _replace_dir(tmp, path)
-                else:
-                    os.replace(tmp, path)  # atomic, also over a file another run just put there
-                del self.temps[path]
-        except GraphFreezeError:
-            raise
-        except Exception as err:
-            raise write_error(path, err) from err
-        self.made.clear()
-        self.discard()
+            try:
+                for path, tmp in list(self.temps.items()):
+                    if not (os.path.lexists(tmp) if not is_remote(tmp) else _gfile().exists(tmp)):
+                        raise OutputError(f"{path}: was never written; report this as a bug")
+                    if is_remote(path) and not is_remote(tmp):
+                        _upload(tmp, path)
+                    elif is_remote(path):
+                        _gfile().rename(tmp, path, overwrite=True)
+                    elif os.path.isdir(tmp):
+                        _replace_dir(tmp, path)
+                    else:
+                        os.replace(tmp, path)  # atomic, also over a file another run put there
+                    del self.temps[path]
+            except GraphFreezeError:
+                raise
+            except Exception as err:
+                raise write_error(path, err) from err
+            self.made.clear()
+            self.discard()
 
     def discard(self) -> None:
         with signals_deferred():  # a second Ctrl-C must not leave temporaries behind
-            self._discard()
-
-    def _discard(self) -> None:
-        for tmp in [*self.temps.values(), *self.dirs]:
-            remove(tmp)
-        for folder in reversed(self.made):
-            try:
-                os.rmdir(folder)  # only if still empty
-            except OSError:
-                pass
-        self.temps.clear()
-        self.dirs.clear()
-        self.made.clear()
+            for tmp in [*self.temps.values(), *self.dirs]:
+                remove(tmp)
+            for folder in reversed(self.made):
+                try:
+                    os.rmdir(folder)  # only if still empty
+                except OSError:
+                    pass
+            self.temps.clear()
+            self.dirs.clear()
+            self.made.clear()
 
     def _makedirs(self, folder: str) -> None:
         """os.makedirs, remembering the folders made (local paths only)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -27,10 +28,14 @@ def default_jobs() -> int:
     return max(1, min(cores or 1, by_memory))
 
 
-def _worker_main(conn, recycle_after: int) -> None:
+def _worker_main(conn, recycle_after: int, folder: str) -> None:
     import signal
+    import tempfile
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver stops us
+    # every temporary file (staging folders, TensorFlow's autograph modules) goes into `folder`,
+    # which the driver removes when this worker ends, however it ends (killed on --timeout)
+    os.environ["TMPDIR"] = tempfile.tempdir = folder
     import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
     from graphfreeze.batch.worker import convert_job
     from graphfreeze.quiet import import_tensorflow_quietly
@@ -55,6 +60,7 @@ class _Worker:
     started: float = 0.0
     done: int = 0
     ready: bool = False  # TensorFlow imported: a job's clock runs from then
+    folder: str = ""  # its temp dir, removed when it is retired
 
 
 @dataclass
@@ -63,13 +69,17 @@ class LocalExecutor:
     timeout: float | None = None
     recycle_after: int = 8
     fail_fast: bool = False
+    _root: str = field(default="", init=False, repr=False)  # the workers' temp dirs (a run's)
 
     def run(self, tasks: list[tuple], on_done: Callable[[object, dict, int], None]) -> None:
         """Run each (key, args) task as convert_job(*args); on_done(key, result, attempts)."""
+        from graphfreeze.temporaries import private_dir
+
         context = multiprocessing.get_context("spawn")
         pending = deque((key, args, 1) for key, args in tasks)
         workers: list[_Worker] = []
         failed = False
+        self._root = private_dir("graphfreeze-batch")
         try:
             while pending or any(w.task for w in workers):
                 if failed and self.fail_fast:
@@ -115,8 +125,12 @@ class LocalExecutor:
                         on_done(key, {"error": f"timed out after {self.timeout:g} s (--timeout)",
                                       "exit_code": 3}, attempt)
         finally:
-            for worker in list(workers):
-                self._retire(worker, workers, kill=bool(worker.task))
+            from graphfreeze.temporaries import remove, signals_deferred
+
+            with signals_deferred():  # a second Ctrl-C must not leave workers or their files
+                for worker in list(workers):
+                    self._retire(worker, workers, kill=bool(worker.task))
+                remove(self._root)
 
     def _idle(self, workers: list[_Worker], context) -> _Worker | None:
         for worker in [w for w in workers if w.task is None and not w.process.is_alive()]:
@@ -127,11 +141,12 @@ class LocalExecutor:
         if len(workers) >= max(1, self.jobs):
             return None
         parent, child = context.Pipe()
-        process = context.Process(target=_worker_main, args=(child, self.recycle_after),
+        folder = tempfile.mkdtemp(prefix="worker-", dir=self._root)
+        process = context.Process(target=_worker_main, args=(child, self.recycle_after, folder),
                                   daemon=True)
         process.start()
         child.close()
-        worker = _Worker(process, parent)
+        worker = _Worker(process, parent, folder=folder)
         workers.append(worker)
         return worker
 
@@ -158,3 +173,6 @@ class LocalExecutor:
             worker.process.kill()
             worker.process.join()
         worker.conn.close()
+        from graphfreeze.temporaries import remove
+
+        remove(worker.folder)  # what it left if it was killed or died

@@ -17,6 +17,7 @@ Every mistake is a ConfigError naming `models.toml:LINE` and the fix (exit 6).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import glob as globlib
 import os
 import re
@@ -157,7 +158,9 @@ def _check_keys(table, allowed_extra: set[str], at, what: str) -> None:
     known = option_names(JobOptions) | allowed_extra
     for key in table:
         if key not in known:
-            raise ConfigError(f"{at(key)}: unknown key '{key}' in {what} (keys: "
+            close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise ConfigError(f"{at(key)}: unknown key '{key}' in {what}{hint} (keys: "
                               f"{', '.join(sorted(known))})")
 
 

@@ -99,6 +99,8 @@ def _quiet_convert_job(request, cwd: str) -> dict:
     import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
     from graphfreeze.batch.worker import convert_job
     from graphfreeze.quiet import import_tensorflow_quietly
+    from graphfreeze.temporaries import private_tempdir
 
-    import_tensorflow_quietly()
-    return convert_job(request, cwd)
+    with private_tempdir("graphfreeze-task"):  # a task cancelled on --timeout kills its worker:
+        import_tensorflow_quietly()             # the next task there sweeps what it left
+        return convert_job(request, cwd)

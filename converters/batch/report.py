@@ -168,7 +168,9 @@ def job_line(result: JobResult) -> str:
     if result.status == FAILED:
         text = _one_line(result.error)
         text = text if text.startswith("internal error") else f"error: {text}"
-        return f"FAILED  {result.name:<20}  {text}{tries}"
+        removed = (result.details or {}).get("removed_stale")
+        stale = f" (removed {len(removed)} stale file(s) of an earlier run)" if removed else ""
+        return f"FAILED  {result.name:<20}  {text}{tries}{stale}"
     targets = ",".join(result.targets) or "-"
     return f"{result.status:<8}{result.name:<20}  {targets:<28}  {result.seconds:.1f} s{tries}"
 

@@ -8,10 +8,12 @@ finished jobs are kept and a re-run resumes from the cache.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
 
+from graphfreeze import storage
 from graphfreeze.batch import jobs as joblib
 from graphfreeze.batch.cache import Cache, Outcome, default_dir, job_key
 from graphfreeze.batch.manifest import parse_manifest, specs_from_paths
@@ -34,14 +36,23 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
     specs = parse_manifest(manifest) if manifest else specs_from_paths(paths or [], options or {})
     chosen = joblib.parse_shard(shard) if shard else None
     mine = [s for s in specs if chosen is None or joblib.in_shard(s.name, chosen)]
-    prepared = joblib.prepare_jobs(mine, registry)
+    from graphfreeze.quiet import native_stderr_off
+
+    with native_stderr_off():  # an option check may import TensorFlow (--opset: tf2onnx's range)
+        prepared = joblib.prepare_jobs(mine, registry)
     store = Cache(default_dir() if cache == "default" else cache) if cache else None
     results: dict[str, JobResult] = {}
 
     def finish(result: JobResult) -> None:
+        if result.status == FAILED:  # a CI upload of out_dir must not ship an earlier run's
+            removed = remove_stale(by_job[result.name])
+            if removed:
+                result = dataclasses.replace(result, details={**(result.details or {}),
+                                                              "removed_stale": removed})
         results[result.name] = result
         on_result(result)
 
+    by_job = {job.name: job for job in prepared}
     keys, todo = {}, []
     for job in prepared:
         began = time.monotonic()
@@ -79,13 +90,46 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
     why = "interrupted" if interrupted else "--fail-fast stopped the batch at an earlier failure"
     for job in prepared:  # jobs never run are reported, not dropped
         if job.name not in results:
-            results[job.name] = JobResult(job.name, job.spec.source, job.request.targets, FAILED,
-                                          0.0, error=f"not run: {why}", exit_code=0, attempts=0)
+            finish(JobResult(job.name, job.spec.source, job.request.targets, FAILED, 0.0,
+                             error=f"not run: {why}", exit_code=0, attempts=0))
     ordered = tuple(results[s.name] for s in mine if s.name in results)
     out_dirs = sorted({s.options.out_dir for s in specs})
     return Report(ordered, time.monotonic() - start, shard=shard,
                   skipped=len(specs) - len(mine), interrupted=interrupted,
                   extra={"out_dir": out_dirs[0] if out_dirs else "dist"})
+
+
+def remove_stale(job) -> list[str]:
+    """Remove from a failed job's folder the artifacts an earlier run left: the files this job
+    writes, and every artifact a graphfreeze sidecar there describes (a target since dropped),
+    with its sidecar. Returns what was removed."""
+    import json
+
+    from graphfreeze.temporaries import remove
+
+    folder = job.folder
+    if not storage.isdir(folder):
+        return []
+    names = {storage.basename(p) for p in [*job.prepared.paths.values(),
+                                           *job.prepared.sidecars.values()]}
+    for name in storage.listdir(folder):
+        if name.endswith(".json"):
+            try:
+                car = json.loads(storage.read_bytes(storage.join(folder, name)))
+            except (GraphFreezeError, ValueError):
+                continue
+            if isinstance(car, dict) and "graphfreeze_version" in car and \
+                    car.get("file") == name[:-len(".json")]:
+                names |= {name, car["file"]}
+    removed = []
+    for name in sorted(names):
+        path = storage.join(folder, name)
+        if storage.exists(path):
+            remove(path)
+            removed.append(path)
+    if removed and not storage.is_remote(folder) and not os.listdir(folder):
+        os.rmdir(folder)
+    return removed
 
 
 def _committed(job, outcome: Outcome, status: str, seconds: float, attempts: int) -> JobResult:

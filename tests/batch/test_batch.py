@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -320,7 +321,7 @@ def test_reports_go_to_the_manifest_out_dir_when_no_job_made_artifacts(samples, 
 
 BAD = {
     "typo'd key": ('schema_version = 1\n\n[[model]]\nsource = "iris"\nouputs = ["probs"]\n',
-                   "models.toml:5: unknown key 'ouputs' in [[model]]"),
+                   "models.toml:5: unknown key 'ouputs' in [[model]]; did you mean outputs?"),
     "missing source": ('schema_version = 1\n\n[[model]]\nsource = "irsi"\n',
                        "models.toml:4: source irsi does not exist"),
     "glob matching nothing": ('schema_version = 1\n\n[[model]]\nsource = "runs/*"\n',
@@ -334,7 +335,8 @@ BAD = {
                                       "models.toml:3"),
     "no schema_version": ('[[model]]\nsource = "iris"\n', "models.toml:1: schema_version must be"),
     "unknown target": ('schema_version = 1\n[defaults]\ntargets = "andriod"\n\n[[model]]\n'
-                       'source = "iris"\n', "models.toml:5: iris: "),
+                       'source = "iris"\n', "models.toml:5: iris: unknown target 'andriod'; did "
+                                             "you mean android?"),
 }
 
 
@@ -501,6 +503,7 @@ def test_worker_killed_mid_job_is_retried_once(samples, tmp_path, monkeypatch):
     staging = tmp_path / "tmp"  # where workers make their graphfreeze-job-* staging folders
     staging.mkdir()
     monkeypatch.setenv("TMPDIR", str(staging))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
     monkeypatch.chdir(tmp_path)
     killed, stop = [], threading.Event()
 
@@ -509,7 +512,7 @@ def test_worker_killed_mid_job_is_retried_once(samples, tmp_path, monkeypatch):
         # there while it converts (the worker's TensorFlow import is over by then)
         try:
             while not stop.is_set():
-                if any(staging.glob("graphfreeze-job-*")):
+                if any(staging.rglob("graphfreeze-job-*")):
                     (worker,) = multiprocessing.active_children()
                     os.kill(worker.pid, signal.SIGKILL)
                     killed.append(worker.pid)
@@ -535,19 +538,63 @@ def test_worker_killed_mid_job_is_retried_once(samples, tmp_path, monkeypatch):
     for artifact in (*cnn.artifacts, *iris.artifacts):
         assert hashlib.sha256(Path(artifact.path).read_bytes()).hexdigest() == artifact.sha256
         assert artifact.sidecar["verification"]["passed"] is True
+    assert os.listdir(staging) == []  # what the killed worker left was removed
 
 
 def test_timeout_fails_the_job(samples, tmp_path):
+    """The killed worker's staging folder and TensorFlow's temporary files are removed, and so
+    are the artifacts an earlier run left in the job's folder (a CI upload must not ship them)."""
     put(tmp_path, samples, "cnn_v1")
+    earlier = tmp_path / "dist" / "cnn_v1"
+    earlier.mkdir(parents=True)
+    for name in ("model.ckpt-200.pb", "model.ckpt-200.onnx"):  # onnx: a target since dropped
+        (earlier / name).write_bytes(b"an earlier run's")
+        (earlier / f"{name}.json").write_text(json.dumps({"file": name,
+                                                          "graphfreeze_version": "0.1.0"}))
+    staging = tmp_path / "tmp"
+    staging.mkdir()
     start = time.monotonic()
-    done = cli(tmp_path, "batch", "cnn_v1", "--outputs", "probs", "--target", "android,tflite",
-               "--jobs", "1", "--timeout", "0.02", "--no-cache")
+    done = subprocess.run([FREEZE, "batch", "cnn_v1", "--outputs", "probs", "--target",
+                           "android,tflite", "--jobs", "1", "--timeout", "0.02", "--no-cache"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TMPDIR": str(staging)})
     assert done.returncode == 7, done.stderr
     (job,) = report_of(tmp_path / "dist")["jobs"]
     assert job["status"] == "failed" and "timed out after 0.02 s" in job["error"]
     assert job["exit_code"] == 3 and job["artifacts"] == []
-    assert not (tmp_path / "dist" / "cnn_v1").exists()
+    assert len(job["details"]["removed_stale"]) == 4
+    assert "(removed 4 stale file(s) of an earlier run)" in done.stdout
+    assert not earlier.exists()
+    assert os.listdir(staging) == []
     assert time.monotonic() - start < 60
+
+
+def test_ctrl_c_stops_workers_and_leaves_no_temporary_files(samples, tmp_path):
+    """SIGINT while a worker converts: exit 130, the workers gone, their staging folders and
+    TensorFlow's temporary files removed (all under TMPDIR)."""
+    put(tmp_path, samples, "cnn_v1", "iris")
+    staging = tmp_path / "tmp"
+    staging.mkdir()
+    run = subprocess.Popen([FREEZE, "batch", "cnn_v1", "iris", "--outputs", "probs", "--target",
+                            "android,onnx", "--jobs", "2", "--no-cache"], cwd=tmp_path,
+                           env={**os.environ, "TMPDIR": str(staging)}, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while run.poll() is None and not any(staging.rglob("graphfreeze-job-*")):
+        assert time.monotonic() < deadline, "no job started"
+        time.sleep(0.01)
+    workers = [int(pid) for pid in subprocess.run(["pgrep", "-P", str(run.pid), "-f",
+                                                   "spawn_main"],
+                                                  capture_output=True, text=True).stdout.split()]
+    assert run.poll() is None and workers, "the batch ended before Ctrl-C"
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err
+    assert "interrupted" in err and "(interrupted)" in out
+    assert os.listdir(staging) == []
+    for pid in workers:
+        assert not Path(f"/proc/{pid}").exists() or \
+            Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z", f"worker {pid} left running"
 
 
 SLOW_START = """\
