@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError, VerificationError, first_line
+from graphfreeze.graph.tensor_lists import LOOPS, static_element_shapes
 from graphfreeze.opsupport.tflite import (
     captured_native_stderr,
     converter_error_ops,
@@ -78,6 +79,8 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
 
     shapes = [(ref.node, [1 if d is None else d for d in info.shape])
               for ref, info in zip(state.inputs, inputs, strict=True)]
+    if shapes:  # recurrent loops' TensorLists get the element shapes these inputs give
+        graph_def = static_element_shapes(graph_def, dict(shapes))
     if learned_ranges(graph_def, options):
         conv = qat_converter(graph_def, [(ref.name, info.dtype, shape) for ref, info, (_, shape)
                                          in zip(state.inputs, inputs, shapes, strict=True)],
@@ -203,8 +206,13 @@ def run(state, options: TFLiteOptions):
                              "dimension but the batch known: give them, e.g. --inputs "
                              f"'{info.name.rsplit(':', 1)[0]}[1,...]' with your model's dims")
     qat = learned_ranges(state.graph_def, options)
+    loop = next((n.name for n in state.graph_def.node if n.op in LOOPS), None)
+    if loop and options.quantize == "int8" and not qat:
+        raise InputError(f"{state.model.graph_file}: node '{loop}' is a recurrent loop, which "
+                         "TFLite's int8 calibrator cannot run (it crashes); use the "
+                         "tflite-dynamic target (int8 weights) or tflite")
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
-        not is_qat(state.graph_def)
+        not is_qat(state.graph_def) and not loop  # its calibrator crashes on loops too
     samples = calibration_samples(options.calibration, inputs, options.calibration_samples) \
         if (options.quantize == "int8" and not qat) or report else None
     data = convert(state, options, inputs, samples)

@@ -81,3 +81,15 @@ def test_unknown_rank_suggests_a_shape_that_keeps_verification():
     with pytest.raises(InputError, match=r"input 'x:0' has unknown rank.*--inputs 'x\[1,4\]'.*"
                                          r"or pass --no-verify"):
         sample_inputs([TensorInfo("x:0", "float32", None)], 2, 0)
+
+
+def test_recurrent_models_convert_and_int8_calibration_is_refused(zoo, freeze, tmp_path):
+    """A Keras 3 LSTM's TensorLists get static element shapes, so tflite and tflite-dynamic
+    convert and verify; TFLite's int8 calibrator crashes on loops, so edge-int8 is one line."""
+    cars = converted(zoo, freeze, tmp_path, "lstm_addition", "tflite,tflite-dynamic")
+    assert all(car["verification"]["passed"] for car in cars.values())
+    path, args = zoo("lstm_addition")
+    result = freeze(path, *args, "--target", "edge-int8", "-o", f"{tmp_path}/int8/")
+    assert result.exit_code == 3
+    assert "recurrent loop" in result.output and "tflite-dynamic" in result.output
+    assert not (tmp_path / "int8").exists()
