@@ -105,8 +105,9 @@ def markdown(results: dict, order: list[str]) -> str:
         "## Totals", "",
         f"- models: {t['models']}; cells: {t['cells']}; ok: {t['ok']} ({share:.1f} %)",
         f"- FAILED cells: {t['failed']}, of which internal errors (exit 1, a signal or a "
-        f"hang): {t['internal']}; the rest exit with a code that does not fit the cause "
-        "(exit 4, output unwritable, for a converter that fails on the model)",
+        f"hang): {t['internal']}"
+        + ("; the rest exit with a code that does not fit the cause" if t["failed"] >
+           t["internal"] else ""),
         f"- peer successes we miss: {t['missed']} of {t['peer_ok']} cells where a peer worked",
         f"- models whose one call took more than 2× (peers' time + 10 s of start-up): "
         f"{t['slow']}", "",
