@@ -8,9 +8,7 @@ MaxPool's same-scale constraint).
 
 from __future__ import annotations
 
-FAKE_QUANT_OPS = frozenset({"FakeQuantWithMinMaxVars", "FakeQuantWithMinMaxVarsPerChannel",
-                            "FakeQuantWithMinMaxArgs", "QuantizeAndDequantizeV2",
-                            "QuantizeAndDequantizeV3", "QuantizeAndDequantizeV4"})
+from graphfreeze.graph.fake_quant import FAKE_QUANT_OPS
 
 
 def is_qat(graph_def) -> bool:

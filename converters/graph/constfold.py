@@ -9,6 +9,7 @@ grows its inputs past MAX_GROWTH_BYTES, or would take the run past MAX_FOLD_TOTA
 from __future__ import annotations
 
 from graphfreeze.graph.consts import make_const
+from graphfreeze.graph.fake_quant import FAKE_QUANT_OPS
 from graphfreeze.graph.graphdefs import (
     GraphDef,
     extract,
@@ -28,7 +29,7 @@ _NEVER_FOLD = {
     "RefMerge", "Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration",
     "LoopCond", "ControlTrigger", "NoOp", "If", "StatelessIf", "While", "StatelessWhile", "Case",
     "StatelessCase", "PartitionedCall", "StatefulPartitionedCall", "Const",
-}
+} | set(FAKE_QUANT_OPS)  # a QAT weight's stays: converters read its learned range from it
 MAX_GROWTH_BYTES = 16 << 20  # don't materialise a big tensor out of small inputs (Fill, Tile...)
 MAX_FOLD_BYTES = 1 << 30  # no single folded result larger than this
 MAX_FOLD_TOTAL = 2 << 30  # all results one folding computes together

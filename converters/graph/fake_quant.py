@@ -1,10 +1,9 @@
-"""Quantization ranges of fake-quant nodes, noted before constant folding bakes them in.
+"""The fake-quantization ops of quantization-aware trained (QAT) graphs and their ranges.
 
-A QAT model's weights go through FakeQuant ops whose inputs are all constants once frozen, so
-`fold_constants` replaces each by its (exact) float result and the grid it lies on is gone. The
-onnx target runs `note_fake_quant_ranges` first: the export stage then writes those folded
-weights as integers plus DequantizeLinear (what ONNX runtimes expect of a QDQ model; given float
-weights next to quantized activations, onnxruntime re-quantizes them with its own scales).
+Constant folding keeps them: the TFLite converter reads a QAT weight's learned range from its
+FakeQuant, and the ONNX export (tf2onnx folds them itself) stores a weight whose folded values
+lie on its range's grid as int8 plus DequantizeLinear -- given float weights next to quantized
+activations, onnxruntime would re-quantize them with scales of its own.
 """
 
 from __future__ import annotations
@@ -35,9 +34,3 @@ def fake_quant_ranges(graph_def) -> dict[str, dict]:
                              "narrow_range": node.attr["narrow_range"].b,
                              "per_channel": node.op.endswith("PerChannel")}
     return ranges
-
-
-def note_fake_quant_ranges(graph_def, keep: list[str]):
-    """The graph unchanged; the pass runner stores `fake_quant_ranges` in the run's notes."""
-    del keep
-    return graph_def

@@ -27,8 +27,6 @@ _BUILTIN = {  # name: (module in graphfreeze.graph, function, takes `owned`, sum
     "fold_batch_norms": ("batchnorm", False, "batch norms and per-channel Mul/Add into layers"),
     "drop_neutral_ops": ("simplify", True, "BiasAdd of zeros, x + 0, x * 1 dropped"),
     "canonicalize": ("simplify", True, "devices and _class cleared, unused functions dropped"),
-    "note_fake_quant_ranges": ("fake_quant", False,
-                               "fake-quant ranges noted (onnx: folded QAT weights as integers)"),
     "rewrite_for_onnx": ("op_rewrites", True, "ops ONNX lacks as exact identities (Erfc: 1 - Erf)"),
 }
 
@@ -39,11 +37,6 @@ def _builtin(name: str, module: str, takes_owned: bool, summary: str) -> GraphPa
         if name == "remove_dropout":
             graph_def, removed = func(graph_def, context.keep)
             context.notes.setdefault("dropouts_removed", []).extend(removed)
-            return graph_def
-        if name == "note_fake_quant_ranges":
-            from graphfreeze.graph.fake_quant import fake_quant_ranges
-
-            context.notes.setdefault("fake_quant_ranges", {}).update(fake_quant_ranges(graph_def))
             return graph_def
         if takes_owned:
             return func(graph_def, context.keep, owned=context.owned)

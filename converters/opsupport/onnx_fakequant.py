@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 
 import numpy as np
-
-FAKE_QUANT_OPS = ("FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars",
-                  "FakeQuantWithMinMaxVarsPerChannel")
+from graphfreeze.graph.fake_quant import FAKE_QUANT_OPS
 
 
 class NodeRefused(Exception):
@@ -170,7 +169,8 @@ def quantize_folded_weights(model, ranges: dict[str, dict]) -> list[str]:
 
     graph, done = model.graph, []
     for index, tensor in enumerate(list(graph.initializer)):
-        spec = ranges.get(tensor.name.rsplit(":", 1)[0])
+        node = re.sub(r"(:\d+|__\d+)$", "", tensor.name)  # tf2onnx's suffixes
+        spec = ranges.get(node)
         weights = numpy_helper.to_array(tensor) if spec else None
         if weights is None or weights.dtype != np.float32 or spec["num_bits"] > 8:
             continue
@@ -178,8 +178,7 @@ def quantize_folded_weights(model, ranges: dict[str, dict]) -> list[str]:
         if found is None:
             continue
         q, scale, zero_point, axis = found
-        name = tensor.name
-        base = name.rsplit(":", 1)[0]
+        name, base = tensor.name, node
         graph.initializer[index].CopyFrom(numpy_helper.from_array(q, f"{base}/quantized"))
         graph.initializer.extend([numpy_helper.from_array(scale, f"{base}/scale"),
                                   numpy_helper.from_array(zero_point, f"{base}/zero_point")])

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
 from graphfreeze.opsupport.onnx import MIN_OPSET, newest_opset, onnx_gaps
 from graphfreeze.opsupport.onnx_fakequant import (
@@ -230,7 +231,7 @@ def run(state, options: OnnxOptions):
     if missing:
         raise InputError(f"{state.model.graph_file}: tf2onnx has no ONNX mapping at opset {opset} "
                          f"for op(s) {', '.join(missing)}; try a newer --opset, or another target")
-    int8_weights = quantize_folded_weights(model, state.notes.get("fake_quant_ranges", {}))
+    int8_weights = quantize_folded_weights(model, fake_quant_ranges(state.graph_def))
     quantized = any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node)
     weight_bytes = sum(len(t.raw_data) for t in model.graph.initializer)
     external = weight_bytes > options.external_data_bytes or model.ByteSize() > PROTOBUF_LIMIT
@@ -256,8 +257,7 @@ def run(state, options: OnnxOptions):
         probe=onnx_probe(temps[0], inputs),
         summary=((f"weights in {storage.basename(paths[1])} (keep it beside the model)",)
                  if external else ()) + ((_QDQ_NOTE,) if quantized else ()))
-    notes = {k: v for k, v in state.notes.items() if k != "fake_quant_ranges"}  # not for the sidecar
-    return dataclasses.replace(state, artifact=artifact, notes=notes)
+    return dataclasses.replace(state, artifact=artifact)
 
 
 STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,

@@ -1,6 +1,6 @@
 """Fake quantization to ONNX (issue 14): TensorFlow's FakeQuant kernels against the onnx target's
-QuantizeLinear/DequantizeLinear on real frozen graphs, through the CLI; ranges noted before
-folding; nodes that cannot be exact refused in one line."""
+QuantizeLinear/DequantizeLinear on real frozen graphs, through the CLI; ranges read from
+the graph; nodes that cannot be exact refused in one line."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_nudge_is_tensorflows_for_every_range_form(fake_quant_pb):
         assert want.min() == pytest.approx(nmin) and want.max() == pytest.approx(nmax)
 
 
-def test_ranges_are_noted_for_every_fake_quant_with_constant_ranges(fake_quant_pb):
+def test_ranges_are_read_for_every_fake_quant_with_constant_ranges(fake_quant_pb):
     _, graph_def = fake_quant_pb
     ranges = fake_quant_ranges(graph_def)
     assert set(ranges) == {"args", "vars", "per_channel", "weights"}

@@ -102,8 +102,6 @@ def test_qat_edge_int8_uses_the_learned_ranges_and_is_int8(zoo, freeze, tmp_path
     assert (ours.argmax(1) == keras.argmax(1)).mean() >= (peer.argmax(1) == keras.argmax(1)).mean()
 
 
-@pytest.mark.xfail(strict=False, reason="needs graph/constfold.py to keep FakeQuant ops (weight "
-                   "ranges): folded, TFLite requantizes the weights (mean |diff| 1.12e-3 vs 1.03e-3)")
 def test_qat_edge_int8_is_as_accurate_as_tensorflows_converter(zoo, freeze, tmp_path, qat):
     path, _ = convert(zoo, freeze, tmp_path, "qat_cnn", "edge-int8")["edge-int8"]
     keras = qat["keras"]
