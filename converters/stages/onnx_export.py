@@ -249,6 +249,8 @@ def run(state, options: OnnxOptions):
         format="onnx", inputs=inputs, outputs=outputs,
         facts={"opset": opset, "onnx_node_count": len(model.graph.node),
                "int8_weights": len(int8_weights),
+               **({"quantization": "qat (fake quantization as QuantizeLinear/DequantizeLinear)"}
+                  if quantized else {}),
                "onnx_op_counts": dict(sorted(
                    collections.Counter(n.op_type for n in model.graph.node).items())),
                "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
