@@ -30,32 +30,13 @@ import tensorflow as tf  # noqa: E402
 
 v1 = tf.compat.v1
 
-QUANTIZE_CONFIGS = '''"""A custom tfmot QuantizeConfig for Dense layers (models/source_cases.py)."""
-import tensorflow_model_optimization as tfmot
+# the user's module beside the model (--custom-objects finds it in the working directory); the
+# QuantizeConfig itself is the zoo's
+QUANTIZE_CONFIGS = f'''"""A custom tfmot QuantizeConfig for Dense layers (models/source_cases.py)."""
+import sys
 
-_quantizers = tfmot.quantization.keras.quantizers
-
-
-class DenseQuantizeConfig(tfmot.quantization.keras.QuantizeConfig):
-    def get_weights_and_quantizers(self, layer):
-        return [(layer.kernel, _quantizers.LastValueQuantizer(
-            num_bits=8, symmetric=True, narrow_range=False, per_axis=False))]
-
-    def get_activations_and_quantizers(self, layer):
-        return [(layer.activation, _quantizers.MovingAverageQuantizer(
-            num_bits=8, symmetric=False, narrow_range=False, per_axis=False))]
-
-    def set_quantize_weights(self, layer, quantize_weights):
-        layer.kernel = quantize_weights[0]
-
-    def set_quantize_activations(self, layer, quantize_activations):
-        layer.activation = quantize_activations[0]
-
-    def get_output_quantizers(self, layer):
-        return []
-
-    def get_config(self):
-        return {}
+sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
+from zoo_tfmot import DenseQuantizeConfig  # noqa: E402,F401
 '''
 
 
