@@ -134,11 +134,11 @@ def initial_state(request: Request, model, registry: Registry) -> State:
     notes = {}
     keep = [t.node for t in (*outputs, *inputs)]
     if not request.unsafe:  # before anything runs: nothing the graph does may touch the host
-        from graphfreeze.graph.safety import check_graph
+        from graphfreeze.graph.checks.safety import check_graph
 
         model.graph_def, warnings = check_graph(model.graph_def, keep, where)
         notes = {"warnings": warnings} if warnings else {}
-    from graphfreeze.graph.validate_values import check_import
+    from graphfreeze.graph.checks.validate_values import check_import
 
     check_import(extract(model.graph_def, keep), where)  # what the run needs imports cleanly
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags,

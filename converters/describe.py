@@ -88,7 +88,7 @@ def inference_graph(graph_def, candidates: list[str] | None = None):
     """What the candidate outputs run at inference: the graph cut to them, flags folded,
     constant branches chosen (graphfreeze's own strip pass; variables stay variables)."""
     from graphfreeze.graph.graphdefs import extract, reachable
-    from graphfreeze.graph.passes import strip_training
+    from graphfreeze.graph.passes.builtin import strip_training
 
     candidates = candidates or names.likely_outputs(graph_def, limit=20)
     if not candidates:

@@ -3,7 +3,7 @@ same seeded inputs, compared in graph order.
 
 The original runs as verification runs it (the graph cut to the outputs, variables restored,
 flags at inference values, no dropout); the artifact runs in its own runtime through its
-`probe` (probes.py), which answers with the TensorFlow tensor names it can map. Tensors are
+`probe` (formats/NAME/probe.py), which answers with the TensorFlow tensor names it can map. Tensors are
 compared where both have them; ops that folding renamed or fused (a batch norm folded into a
 conv) have no counterpart, so the comparison moves to the nearest common tensor and the report
 says how many were skipped.
@@ -17,8 +17,8 @@ SKIP_OPS = {"Const", "Placeholder", "PlaceholderWithDefault", "NoOp"}
 def reference_run(state):
     """(graph, extra feeds) the original runs as: cut to the outputs, dropout removed, flags
     fed their inference values."""
-    from graphfreeze.graph.dropout import remove_dropout
     from graphfreeze.graph.inputs import inference_subgraph
+    from graphfreeze.graph.passes.dropout import remove_dropout
 
     graph_def, _ = remove_dropout(
         inference_subgraph(state.model.graph_def, state.keep, state.inputs), state.keep)

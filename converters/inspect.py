@@ -29,13 +29,13 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
     described = source.describe(path, source_options, unsafe)
     graph_def = _drop_shape_hints(described.pop("graph"))
     candidates = described.pop("gap_outputs", None)
+    from graphfreeze.graph.checks.validate_values import check_import
     from graphfreeze.graph.graphdefs import extract
-    from graphfreeze.graph.validate_values import check_import
     from graphfreeze.names import likely_outputs
 
     judged = candidates or likely_outputs(graph_def, limit=20)
     if not unsafe:  # gaps are judged by folding constants: nothing may touch the host
-        from graphfreeze.graph.safety import check_graph
+        from graphfreeze.graph.checks.safety import check_graph
 
         graph_def, _ = check_graph(graph_def, judged, path)
     if judged:

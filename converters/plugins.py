@@ -5,6 +5,8 @@ built-ins and plugins can declare them without import circles.
 - `GraphPass`: one GraphDef rewrite the strip/optimize stages run, in the order their options list.
 - `Source`: a kind of model on disk (detect, stem, typed options, load, describe).
 - `Target`: a named list of stage uses, from TOML.
+- `Format`: an artifact format (one folder in `formats/`): its export stage, gaps, runtime,
+  probe, and the Python modules it needs.
 """
 
 from __future__ import annotations
@@ -104,6 +106,23 @@ class Source:
         from graphfreeze import storage
 
         return [full for full, _ in storage.tree_files(path.rstrip("/") or path)]
+
+
+@dataclass(frozen=True)
+class Format:
+    """An artifact format. `export` is the stage that writes it (registered with the stages);
+    `runtime(...)` makes an Artifact's `run` (how verification runs the file), `probe(...)` its
+    `probe` (intermediate tensors for the divergence locator), `gaps(graph_def, ops)` what the
+    format cannot take (`freeze inspect`); `requires` names the Python modules it imports,
+    installed by `pip install 'graphfreeze[EXTRA]'`."""
+
+    name: str
+    export: Stage
+    runtime: Callable[..., Callable[[dict], list]]
+    probe: Callable[..., Callable[[dict, list[str]], dict]] | None = None
+    gaps: Callable[[Any, set], OpGaps] | None = None
+    requires: tuple[str, ...] = ()
+    extra: str | None = None
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,7 @@ class Registry:
 
     @classmethod
     def default(cls, plugins: bool = True) -> Registry:
-        from graphfreeze.graph.passes import builtin_passes
+        from graphfreeze.graph.passes.builtin import builtin_passes
         from graphfreeze.sources import builtin_sources
         from graphfreeze.stages import builtin_stages
 

@@ -32,7 +32,7 @@ class Artifact:
     # What the CLI prints under the "wrote" line: how an app uses the artifact.
     summary: tuple[str, ...] = ()
     # Intermediate tensors in the artifact's own runtime: probe(feeds, tensor names) -> {name:
-    # array} for the names it can map (the divergence locator; see probes.py).
+    # array} for the names it can map (the divergence locator; see formats/NAME/probe.py).
     probe: Callable[[dict, list[str]], dict] | None = field(default=None, compare=False,
                                                             repr=False)
 

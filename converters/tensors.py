@@ -49,7 +49,7 @@ def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model") -
     (over 1 GiB an input) refused."""
     import numpy as np
     from graphfreeze.errors import InputError
-    from graphfreeze.graph.validate_values import check_feed_size
+    from graphfreeze.graph.checks.validate_values import check_feed_size
 
     rng = np.random.default_rng(seed)
     feeds = {}

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from graphfreeze.convert import Request, convert
 from graphfreeze.errors import VerificationError
-from graphfreeze.graph.passes import OPTIMIZE_PASSES
+from graphfreeze.graph.passes.builtin import OPTIMIZE_PASSES
 from graphfreeze.plugins import GraphPass
 from graphfreeze.registry import Registry, parse_target
 

@@ -139,7 +139,7 @@ def _cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
 
 
 def test_the_checks_see_every_module():
-    assert "graphfreeze.convert" in MODULES and "graphfreeze.stages.tflite" in MODULES
+    assert "graphfreeze.convert" in MODULES and "graphfreeze.formats.tflite.export" in MODULES
     assert "graphfreeze_cli.main" in MODULES and "graphfreeze.sources.detect" in MODULES
     graph = _graph()
     assert "graphfreeze.registry" in graph["graphfreeze.convert"]

@@ -106,7 +106,7 @@ def test_post_init_value_error_becomes_a_config_error():
 
 
 def test_real_stage_options_check_their_values():
-    from graphfreeze.stages.tflite import TFLiteOptions
+    from graphfreeze.formats.tflite.export import TFLiteOptions
 
     with pytest.raises(ConfigError, match="quantize must be one of none, fp16, dynamic, int8, "
                                           "not 'int4'"):

@@ -11,7 +11,7 @@ import re
 
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
-from graphfreeze.graph.validate import check_graph_def
+from graphfreeze.graph.checks.validate import check_graph_def
 from graphfreeze.plugins import Source
 from graphfreeze.sources.base import ReadStats
 

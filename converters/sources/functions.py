@@ -46,7 +46,7 @@ def freeze_function(func, input_keys: list[str], output_keys: list[str],
     """`_freeze`, then the frozen graph checked like any read from a file: a model TensorFlow
     loads but cannot freeze into a sound graph (a broken file at `where`) is an InputError."""
     import tensorflow as tf
-    from graphfreeze.graph.validate import check_graph_def
+    from graphfreeze.graph.checks.validate import check_graph_def
 
     try:
         graph_def = _freeze(func, input_keys, output_keys)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from graphfreeze.errors import InputError, first_line
-from graphfreeze.graph.safety import REFUSE, host_ops
+from graphfreeze.graph.checks.safety import REFUSE, host_ops
 
 # Keras: TFOpLambda layers name the TF API function they call (`io.write_file`, `nn.relu`,
 # `__operators__.add`, `reshape`). Allowed: functions in pure-math namespaces, and top-level

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
-from graphfreeze.graph.validate import check_graph_def
+from graphfreeze.graph.checks.validate import check_graph_def
 from graphfreeze.plugins import Source
 
 
@@ -94,7 +94,7 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default",
     meta = choose(proto, path, tag, signature)
     check_graph_def(meta.graph_def, storage.join(path, "saved_model.pb"))
     if not unsafe:
-        from graphfreeze.graph.saved_model_safety import check_saved_model
+        from graphfreeze.graph.checks.saved_model_safety import check_saved_model
 
         check_saved_model(meta, path, path)
     try:
@@ -174,7 +174,7 @@ class SavedModelSource(Source):
         meta = metas[0]
         check_graph_def(meta.graph_def, storage.join(path, "saved_model.pb"))
         if not unsafe:
-            from graphfreeze.graph.saved_model_safety import check_saved_model
+            from graphfreeze.graph.checks.saved_model_safety import check_saved_model
 
             check_saved_model(meta, path, path)
         sigs = signatures(meta)

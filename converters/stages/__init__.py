@@ -1,5 +1,6 @@
-"""Built-in stages: each module is one stage (or two closely related), importing only the floor
-(graph/, tensors, state, storage) and the leaf types in plugins, never another stage."""
+"""Built-in stages every format shares: each module is one stage (or two closely related),
+importing only the floor and the leaf types in plugins, never another stage. Export stages
+live with their format (`formats/<name>/export.py`)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,8 @@ from graphfreeze.plugins import Stage
 
 
 def builtin_stages() -> list[Stage]:
-    from graphfreeze.stages import (
-        export_pb,
-        freeze_variables,
-        graph_passes,
-        onnx_export,
-        saved_model,
-        tflite,
-        verify,
-    )
+    from graphfreeze.formats import builtin_formats
+    from graphfreeze.stages import freeze_variables, graph_passes, verify
 
     return [freeze_variables.STAGE, graph_passes.STRIP_STAGE, graph_passes.OPTIMIZE_STAGE,
-            export_pb.STAGE, saved_model.STAGE, tflite.STAGE, onnx_export.STAGE, verify.STAGE]
+            *(f.export for f in builtin_formats()), verify.STAGE]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from graphfreeze.graph.passes import (
+from graphfreeze.graph.passes.builtin import (
     OPTIMIZE_PASSES,
     STRIP_PASSES,
     optimize_for_inference,

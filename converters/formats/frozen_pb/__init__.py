@@ -1,0 +1,7 @@
+"""The frozen GraphDef (`.pb`): what Android's TensorFlow runtime loads."""
+
+from graphfreeze.formats.frozen_pb.export import STAGE
+from graphfreeze.formats.frozen_pb.probe import frozen_probe
+from graphfreeze.plugins import Format
+
+FORMAT = Format("frozen_pb", STAGE, runtime=frozen_probe, probe=frozen_probe)

@@ -1,0 +1,267 @@
+"""export_onnx: an ONNX model through tf2onnx, weights in an external file when large.
+
+tf2onnx's own entry points import the graph into a session, freeze it again and run grappler;
+our graph is already frozen and clean, so its converter core (`process_tf_graph`) is fed
+directly: TensorFlow sees the graph without its weights (as tf2onnx's own large-model path does,
+through `const_node_values`) and tf2onnx reads the weights from our GraphDef.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass
+
+from graphfreeze import storage
+from graphfreeze.errors import InputError, first_line
+from graphfreeze.formats.onnx.fakequant import (
+    NodeRefused,
+    exact_handlers,
+    quantize_folded_weights,
+)
+from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset, onnx_gaps
+from graphfreeze.formats.onnx.probe import onnx_probe
+from graphfreeze.graph.fake_quant import fake_quant_ranges
+from graphfreeze.graph.serialize import PROTOBUF_LIMIT
+from graphfreeze.plugins import Stage
+from graphfreeze.state import Artifact
+from graphfreeze.tensors import io_infos
+
+
+@dataclass(frozen=True)
+class OnnxOptions:
+    opset: int | None = None  # default: the newest both tf2onnx and onnxruntime support
+    external_data_bytes: int = 1 << 30  # weights above this go to FILE.onnx.data
+
+    def __post_init__(self):  # checked with the plan, before any model is loaded
+        if self.opset is not None and not MIN_OPSET <= self.opset <= newest_opset():
+            raise ValueError(f"--opset {self.opset}: this install converts opsets {MIN_OPSET} "
+                             f"to {newest_opset()}")
+
+
+def to_onnx(state, opset: int):
+    """tf2onnx's conversion core on the frozen graph; returns an onnx ModelProto.
+
+    tf2onnx's optimizer deep-copies the whole graph before each pass so it can skip a pass that
+    fails; that multiplies memory by the weights. Passes run in place here, and only if one
+    fails is the conversion redone the careful way.
+    """
+    try:
+        return _to_onnx(state, opset, careful=False)
+    except _OptimizerFailed:
+        return _to_onnx(state, opset, careful=True)
+
+
+class _OptimizerFailed(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _const_protos_synced_once():
+    """After each optimizer pass tf2onnx re-copies every node's attributes into its NodeProto,
+    weights included, and protobuf keeps the old copies in the message's arena: 100 MB more per
+    pass on ResNet50. Passes read a Const's value from the node's attribute dict, never from its
+    proto, so Const protos are synced once, by make_model, instead."""
+    from tf2onnx.graph import Node
+
+    original = Node.update_proto
+
+    def update_proto(self, external_tensor_storage=None):
+        if self.type != "Const":
+            original(self, external_tensor_storage)
+
+    Node.update_proto = update_proto
+    try:
+        yield
+    finally:
+        Node.update_proto = original
+
+
+def _to_onnx(state, opset: int, careful: bool):
+    from graphfreeze.graph.session import import_graph
+    from graphfreeze.graph.skeleton import is_big_const, skeleton
+    from tf2onnx import optimizer, tfonnx, utils
+
+    graph_def = state.graph_def
+    weights = {n.name: n.attr["value"].tensor.tensor_content for n in graph_def.node
+               if is_big_const(n) and n.attr["value"].tensor.tensor_content}
+    inputs = [t.name for t in state.inputs]
+    outputs = [t.name for t in state.outputs]
+    # tf2onnx numbers the nodes it makes from a global counter, and other names (`unk__N`) from
+    # counters of their own: restart it so one run's numbers don't depend on the one before
+    # (canonical_names then removes what set-ordering still varies).
+    utils.INTERNAL_NAME = 1
+    with import_graph(skeleton(graph_def)).as_default() as tf_graph, exact_handlers():
+        try:
+            g = tfonnx.process_tf_graph(tf_graph, opset=opset, input_names=inputs,
+                                        output_names=outputs, const_node_values=weights)
+        except NodeRefused as err:
+            raise InputError(f"{state.model.graph_file}: {err}") from None
+        except Exception as err:  # noqa: BLE001 -- tf2onnx's rewriters raise anything
+            raise InputError(f"{state.model.graph_file}: tf2onnx cannot convert this graph at "
+                             f"opset {opset} ({first_line(err)}); try another --opset, or "
+                             "another target") from None
+    del weights
+    try:
+        with _const_protos_synced_once():
+            g = optimizer.optimize_graph(g, catch_errors=careful)
+    except Exception as err:
+        if careful:
+            raise InputError(f"{state.model.graph_file}: tf2onnx's optimizer failed at opset "
+                             f"{opset} ({first_line(err)}); try another --opset, or another "
+                             "target") from None
+        raise _OptimizerFailed from err
+    model = g.make_model(f"converted by graphfreeze from {storage.basename(state.model.location)}")
+    canonical_names(model, {n.name for n in graph_def.node})
+    return model
+
+
+_GENERATED = re.compile(r"__(\d+)")
+
+
+def canonical_names(model, keep: set[str]) -> None:
+    """Renumber the names tf2onnx generated (`Conv__21`, `const_fold_opt__23`, `unk__26`) in
+    order of first appearance. Its optimizers walk sets of nodes, so the counter behind those
+    names differs run to run even when the graph does not; names in `keep` (TensorFlow's) stay."""
+    graph = model.graph
+    numbers: dict[str, int] = {}  # generated name (tensor index dropped) -> its new number
+
+    def visit(name: str) -> str:
+        node = name.split(":")[0]
+        if node not in keep and _GENERATED.search(node):
+            numbers.setdefault(node, len(numbers) + 1)
+        return name
+
+    def rename(name: str) -> str:
+        node, sep, index = name.partition(":")
+        if node not in numbers:
+            return name
+        return _GENERATED.sub(f"__{numbers[node]}", node) + sep + index
+
+    values = [*graph.input, *graph.output, *graph.value_info]
+    dims = [d for v in values for d in v.type.tensor_type.shape.dim if d.dim_param]
+    # Number in order of appearance along the (deterministic) node order, then rename. The
+    # initializers come last: tf2onnx lists them in set order.
+    for apply in (visit, rename):
+        for value in values:
+            value.name = apply(value.name)
+        for d in dims:
+            d.dim_param = apply(d.dim_param)
+        for node in graph.node:
+            node.name = apply(node.name)
+            for field in (node.input, node.output):
+                new = [apply(x) for x in field]
+                del field[:]
+                field.extend(new)
+        for tensor in graph.initializer:
+            tensor.name = apply(tensor.name)
+    graph.initializer.sort(key=lambda t: t.name)
+
+
+def unmapped_ops(model) -> list[str]:
+    """Ops left in the model that no ONNX operator set defines (tf2onnx could not map them)."""
+    import onnx
+
+    ops = set()
+    for node in model.graph.node:
+        if node.domain in ("", "ai.onnx") and not onnx.defs.has(node.op_type):
+            ops.add(node.op_type)
+        elif node.domain not in ("", "ai.onnx", "ai.onnx.ml", "com.microsoft"):
+            ops.add(f"{node.domain}:{node.op_type}")
+    return sorted(ops)
+
+
+def write(model, model_path: str, data_path: str | None) -> None:
+    """Write the model to model_path, and its weights to data_path when there is one (named in
+    the model by data_path's base name, as ONNX's external data wants)."""
+    from onnx import external_data_helper
+
+    if data_path is not None:
+        location, offset = storage.basename(data_path), 0
+        with open(data_path, "wb") as f:
+            for tensor in external_data_helper._get_all_tensors(model):  # noqa: SLF001
+                if not tensor.HasField("raw_data") or len(tensor.raw_data) < 1024:
+                    continue
+                pad = -offset % 4096  # aligned, as onnx's own writer does for mmap
+                f.write(b"\0" * pad)
+                offset += pad
+                data = tensor.raw_data
+                f.write(data)
+                external_data_helper.set_external_data(tensor, location, offset, len(data))
+                tensor.ClearField("raw_data")
+                offset += len(data)
+    with open(model_path, "wb") as f:
+        f.write(model.SerializeToString(deterministic=True))
+
+
+def session_runner(path: str, inputs, outputs, as_defined: bool = False):
+    """Check the file with onnx.checker, then run it in onnxruntime; `as_defined`: with graph
+    optimizations off, so Q/DQ compute what ONNX defines (by default onnxruntime fuses them into
+    int8 kernels, whose rounding differs from the float model by up to a quantization step)."""
+
+    def run(feeds: dict) -> list:
+        import onnx
+        import onnxruntime as ort
+
+        onnx.checker.check_model(path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 2
+        if as_defined:
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+        return session.run([o.name for o in outputs], {i.name: feeds[i.name] for i in inputs})
+
+    return run
+
+
+_QDQ_NOTE = ("fake quantization as QuantizeLinear/DequantizeLinear, verified as ONNX defines "
+             "them; onnxruntime's default int8 kernels may differ by a quantization step")
+
+
+def run(state, options: OnnxOptions):
+    from graphfreeze.graph.graphdefs import op_counts
+
+    opset = options.opset or newest_opset()
+    inputs, outputs = io_infos(state)
+    model = to_onnx(state, opset)
+    missing = unmapped_ops(model)
+    if missing:
+        raise InputError(f"{state.model.graph_file}: tf2onnx has no ONNX mapping at opset {opset} "
+                         f"for op(s) {', '.join(missing)}; try a newer --opset, or another target")
+    int8_weights = quantize_folded_weights(model, fake_quant_ranges(state.graph_def))
+    quantized = any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node)
+    weight_bytes = sum(len(t.raw_data) for t in model.graph.initializer)
+    external = weight_bytes > options.external_data_bytes or model.ByteSize() > PROTOBUF_LIMIT
+    path = state.output_path
+    paths = [path, path + ".data"] if external else [path]
+    temps = state.batch.workdir(paths)
+    write(model, temps[0], temps[1] if external else None)
+    digest, size = hashlib.sha256(), 0
+    for final, temp in zip(paths, temps, strict=True):
+        file_digest, file_size = storage.tree_digest(temp)
+        digest.update(f"{storage.basename(final)}\0{file_digest}\n".encode())
+        size += file_size
+    artifact = Artifact(
+        path=path, sha256=digest.hexdigest() if external else file_digest, size=size,
+        format="onnx", inputs=inputs, outputs=outputs,
+        facts={"opset": opset, "onnx_node_count": len(model.graph.node),
+               "int8_weights": len(int8_weights),
+               **({"quantization": "qat (fake quantization as QuantizeLinear/DequantizeLinear)"}
+                  if quantized else {}),
+               "onnx_op_counts": dict(sorted(
+                   collections.Counter(n.op_type for n in model.graph.node).items())),
+               "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
+               "external_data": storage.basename(paths[1]) if external else None},
+        run=session_runner(temps[0], inputs, outputs, as_defined=quantized),
+        probe=onnx_probe(temps[0], inputs),
+        summary=((f"weights in {storage.basename(paths[1])} (keep it beside the model)",)
+                 if external else ()) + ((_QDQ_NOTE,) if quantized else ()))
+    return dataclasses.replace(state, artifact=artifact)
+
+
+STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,
+              "ONNX model via tf2onnx (newest opset onnxruntime runs); large weights external",
+              suffix=".onnx", gaps=onnx_gaps)

@@ -1,0 +1,170 @@
+"""export_saved_model: a SavedModel for TF Serving, weights in variables/ (no 2 GiB limit).
+
+The frozen graph's big constants become resource variables again (a VarHandleOp plus a
+ReadVariableOp under the constant's own name, so every consumer is unchanged) whose values are
+written with SaveV2; the MetaGraphDef, its Saver and its `serving_default` signature are built
+without a session, so nothing runs and no weight is copied into a TensorFlow graph.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from graphfreeze import storage
+from graphfreeze.formats.frozen_pb.probe import frozen_probe
+from graphfreeze.graph.serialize import check_public_ops
+from graphfreeze.graph.skeleton import is_big_const
+from graphfreeze.plugins import Stage
+from graphfreeze.state import Artifact
+from graphfreeze.tensors import io_infos
+
+SERVE_TAG = "serve"
+SIGNATURE = "serving_default"
+
+
+@dataclass(frozen=True)
+class SavedModelOptions:
+    as_text: bool = False  # saved_model.pbtxt instead of saved_model.pb
+
+
+def signature_key(ref) -> str:
+    """The name a client uses: the node name (`probs`), `node_1` for a node's second output."""
+    return ref.node if ref.index == 0 else f"{ref.node}_{ref.index}"
+
+
+def variables_graph(graph_def):
+    """The graph with each big constant W replaced by `W/variable` (VarHandleOp) and
+    `W` = ReadVariableOp(W/variable); returns (graph_def, {W: const node})."""
+    from graphfreeze.graph.graphdefs import free_name
+
+    out = type(graph_def)()
+    out.versions.CopyFrom(graph_def.versions)
+    out.library.CopyFrom(graph_def.library)
+    names = {n.name for n in graph_def.node}
+    weights = {}
+    for node in graph_def.node:
+        if not is_big_const(node):
+            out.node.add().CopyFrom(node)
+            continue
+        weights[node.name] = node
+        handle_name = free_name(f"{node.name}/variable", names)
+        tensor = node.attr["value"].tensor
+        handle = out.node.add(name=handle_name, op="VarHandleOp")
+        handle.attr["dtype"].type = tensor.dtype
+        handle.attr["shape"].shape.CopyFrom(tensor.tensor_shape)
+        handle.attr["shared_name"].s = handle_name.encode()
+        handle.attr["container"].s = b""
+        read = out.node.add(name=node.name, op="ReadVariableOp", input=[handle_name])
+        read.attr["dtype"].type = tensor.dtype
+    return out, weights
+
+
+def meta_graph(graph_def, weights: list[str], inputs: dict, outputs: dict):
+    """MetaGraphDef with a Saver for `weights` and the serving signature ({key: TensorInfo})."""
+    import tensorflow as tf
+    from graphfreeze.graph.session import import_graph
+    from tensorflow.core.protobuf import meta_graph_pb2
+
+    graph = import_graph(graph_def)
+    with graph.as_default():
+        saver = tf.compat.v1.train.Saver(
+            var_list={name: graph.get_tensor_by_name(f"{name}:0") for name in sorted(weights)},
+            sharded=False, allow_empty=True, write_version=tf.compat.v1.train.SaverDef.V2)
+        meta = tf.compat.v1.train.export_meta_graph(
+            graph=graph, saver_def=saver.as_saver_def(), clear_devices=True,
+            clear_extraneous_savers=True, strip_default_attrs=False)
+    meta.meta_info_def.tags.append(SERVE_TAG)
+    signature = meta_graph_pb2.SignatureDef(method_name="tensorflow/serving/predict")
+    for target, infos in ((signature.inputs, inputs), (signature.outputs, outputs)):
+        for key, info in infos.items():
+            _tensor_info(target[key], info)
+    meta.signature_def[SIGNATURE].CopyFrom(signature)
+    return meta
+
+
+def _tensor_info(proto, info) -> None:
+    import tensorflow as tf
+
+    proto.name = info.name
+    proto.dtype = tf.as_dtype(info.dtype).as_datatype_enum
+    if info.shape is None:
+        proto.tensor_shape.unknown_rank = True
+    else:
+        for dim in info.shape:
+            proto.tensor_shape.dim.add().size = -1 if dim is None else dim
+
+
+def keyed(refs, infos) -> dict:
+    return {signature_key(r): i for r, i in zip(refs, infos, strict=True)}
+
+
+def write_variables(prefix: str, weights: dict) -> None:
+    """The weights as a V2 checkpoint at `prefix` (variables/variables)."""
+    import tensorflow as tf
+    from graphfreeze.graph.consts import tensor_array
+
+    names = sorted(weights)
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[tf.constant(tensor_array(weights[n].attr["value"].tensor))
+                               for n in names])
+
+
+def load_runner(export_dir: str, inputs: dict, outputs: dict):
+    """Run the SavedModel's serving signature as a client would (tf.saved_model.load)."""
+
+    def run(feeds: dict) -> list:
+        import tensorflow as tf
+
+        loaded = tf.saved_model.load(export_dir, tags=[SERVE_TAG])
+        fn = loaded.signatures[SIGNATURE]
+        result = fn(**{key: tf.constant(feeds[info.name]) for key, info in inputs.items()})
+        return [result[key].numpy() for key in outputs]
+
+    return run
+
+
+def run(state, options: SavedModelOptions):
+    import tensorflow as tf
+    from google.protobuf import text_format
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    graph_def = state.graph_def
+    check_public_ops(graph_def)
+    inputs, outputs = io_infos(state)
+    keyed_in, keyed_out = keyed(state.inputs, inputs), keyed(state.outputs, outputs)
+    structure, weights = variables_graph(graph_def)
+    meta = meta_graph(structure, list(weights), keyed_in, keyed_out)
+    model = saved_model_pb2.SavedModel(saved_model_schema_version=1)
+    model.meta_graphs.add().CopyFrom(meta)
+
+    path = state.output_path
+    (export_dir,) = state.batch.workdir([path])
+    variables_dir = storage.join(export_dir, "variables")
+    tf.io.gfile.makedirs(variables_dir)
+    if weights:
+        write_variables(storage.join(variables_dir, "variables"), weights)
+    if options.as_text:
+        name, data = "saved_model.pbtxt", text_format.MessageToString(model).encode()
+    else:
+        name, data = "saved_model.pb", model.SerializeToString(deterministic=True)
+    with tf.io.gfile.GFile(storage.join(export_dir, name), "wb") as f:
+        f.write(data)
+    sha256, size = storage.tree_digest(export_dir)
+    artifact = Artifact(
+        path=path, sha256=sha256, size=size, format="saved_model", inputs=inputs,
+        outputs=outputs,
+        facts={"node_count": len(structure.node), "tags": [SERVE_TAG], "signature": SIGNATURE,
+               "signature_inputs": {k: i.name for k, i in keyed_in.items()},
+               "signature_outputs": {k: o.name for k, o in keyed_out.items()},
+               "variables": len(weights)},
+        run=load_runner(export_dir, keyed_in, keyed_out),
+        probe=frozen_probe(graph_def),  # TensorFlow against TensorFlow: the same graph
+        summary=(f"signature {SIGNATURE}: inputs {', '.join(keyed_in)}; outputs "
+                 f"{', '.join(keyed_out)}",))
+    return dataclasses.replace(state, artifact=artifact)
+
+
+STAGE = Stage("export_saved_model", run, "graph", "artifact", SavedModelOptions,
+              "SavedModel (tag serve, signature serving_default), weights in variables/",
+              suffix=".savedmodel")

@@ -1,0 +1,307 @@
+"""export_tflite: a .tflite flatbuffer (float32, fp16, dynamic-range or full int8).
+
+The frozen GraphDef goes to TFLiteConverter as it is (names and shapes given as arrays), so it
+is not imported into TensorFlow or re-optimized by grappler first: the graph is already clean.
+The artifact runs (verify, io types) in LiteRT's interpreter (`tflite_runtime`); a quantized one
+gets a per-layer error table from TensorFlow's QuantizationDebugger (`quant_debug`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+
+from graphfreeze.errors import InputError, VerificationError, first_line
+from graphfreeze.formats.tflite.gaps import (
+    captured_native_stderr,
+    converter_error_ops,
+    converter_failure,
+    tflite_gaps,
+)
+from graphfreeze.formats.tflite.probe import tflite_probe
+from graphfreeze.formats.tflite.qat import float_ops, is_qat, qat_converter
+from graphfreeze.formats.tflite.tensor_lists import LOOPS, static_element_shapes
+from graphfreeze.plugins import Stage
+from graphfreeze.state import Artifact
+from graphfreeze.tensors import io_infos, sample_inputs
+
+QUANTIZE = ("none", "fp16", "dynamic", "int8")
+
+
+@dataclass(frozen=True)
+class TFLiteOptions:
+    quantize: str = "none"  # none | fp16 | dynamic | int8
+    allow_tf_ops: bool = False  # SELECT_TF_OPS: TensorFlow kernels for ops TFLite lacks
+    calibration: str | None = None  # .npz of representative inputs (int8)
+    calibration_samples: int = 100  # synthetic samples when no calibration file is given
+    layer_report: bool = True  # quantized: per-layer error from TF's QuantizationDebugger
+
+    def __post_init__(self):
+        if self.quantize not in QUANTIZE:
+            raise ValueError(f"quantize must be one of {', '.join(QUANTIZE)}, "
+                             f"not {self.quantize!r}")
+
+
+def calibration_samples(path: str | None, infos, count: int, seed: int = 1):
+    """Representative inputs, one sample (batch 1) per item: [array per input]."""
+    import numpy as np
+    from graphfreeze import storage
+
+    if path is None:
+        return [[feeds[i.name] for i in infos]
+                for feeds in (sample_inputs(infos, 1, seed + k) for k in range(count))]
+    import io
+
+    try:
+        arrays = dict(np.load(io.BytesIO(storage.read_bytes(path))))
+    except (ValueError, OSError) as err:
+        raise InputError(f"{path}: not a .npz file ({err}); save one with numpy.savez") from err
+    columns = []
+    for info in infos:
+        node = info.name.rsplit(":", 1)[0]
+        value = next((arrays[k] for k in (info.name, node) if k in arrays), None)
+        if value is None and len(infos) == 1 and len(arrays) == 1:
+            value = next(iter(arrays.values()))
+        if value is None:
+            raise InputError(f"{path}: no array named '{node}' for input {info.name} "
+                             f"(arrays: {', '.join(sorted(arrays))}); name it after the input")
+        if info.shape is not None and value.ndim == len(info.shape) - 1:
+            value = value[None]
+        columns.append(value.astype(info.dtype))
+    rows = min(len(c) for c in columns)
+    return [[c[k:k + 1] for c in columns] for k in range(rows)]
+
+
+def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
+    """TFLiteConverter for `options`; int8 calibrates on `samples` (default: from options)."""
+    import tensorflow as tf
+
+    shapes = [(ref.node, [1 if d is None else d for d in info.shape])
+              for ref, info in zip(state.inputs, inputs, strict=True)]
+    if shapes:  # recurrent loops' TensorLists get the element shapes these inputs give
+        graph_def = static_element_shapes(graph_def, dict(shapes))
+    if learned_ranges(graph_def, options):
+        conv = qat_converter(graph_def, [(ref.name, info.dtype, shape) for ref, info, (_, shape)
+                                         in zip(state.inputs, inputs, shapes, strict=True)],
+                             [ref.name for ref in state.outputs], options.quantize == "int8")
+        ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+        if samples is not None:  # a partly QAT model: its other layers are calibrated
+            conv.representative_dataset = lambda: iter(samples)
+            ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.target_spec.supported_ops = ops + ([tf.lite.OpsSet.SELECT_TF_OPS]
+                                                if options.allow_tf_ops else [])
+        return conv
+    if shapes:
+        conv = tf.compat.v1.lite.TFLiteConverter(
+            graph_def, None, None, input_arrays_with_shape=shapes,
+            output_arrays=[ref.node for ref in state.outputs])
+    else:  # no inputs (output = variable * 2): the converter takes arrays only with inputs
+        from graphfreeze.graph.session import import_graph
+
+        graph = import_graph(graph_def)
+        conv = tf.compat.v1.lite.TFLiteConverter(
+            graph_def, [], [graph.get_tensor_by_name(ref.name) for ref in state.outputs])
+    ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    if options.quantize == "fp16":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.target_spec.supported_types = [tf.float16]
+    elif options.quantize == "dynamic":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    elif options.quantize == "int8":
+        if samples is None:
+            samples = calibration_samples(options.calibration, inputs,
+                                          options.calibration_samples)
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = lambda: iter(samples)
+        ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    if options.allow_tf_ops:
+        ops.append(tf.lite.OpsSet.SELECT_TF_OPS)
+    conv.target_spec.supported_ops = ops
+    return conv
+
+
+def learned_ranges(graph_def, options: TFLiteOptions) -> bool:
+    """A quantization-aware-trained graph (FakeQuant ops) on an integer or float target: it
+    converts as TensorFlow converts QAT models, int8 with the ranges it learned (fp16 keeps the
+    float conversion)."""
+    return options.quantize != "fp16" and is_qat(graph_def)
+
+
+def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
+    conv = converter(state.graph_def, state, options, inputs, samples)
+    return run_converter(conv, state.model.graph_file, options.allow_tf_ops)
+
+
+def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:
+    """conv.convert(); a converter that fails on the model is an InputError naming the op(s) it
+    cannot take, or the node and the converter's own words (its MLIR diagnostics)."""
+    with captured_native_stderr() as log:
+        try:
+            return conv.convert()
+        except Exception as err:  # noqa: BLE001 -- ConverterError, ValueError, RuntimeError
+            failure = err
+    text = f"{failure}\n{log[0] if log else ''}"
+    flex, nowhere = converter_error_ops(text)
+    if nowhere:
+        raise InputError(
+            f"{where}: TFLite has no kernel for op(s) {', '.join(nowhere)}, not even with "
+            "--allow-tf-ops; leave them out of --outputs or use another target") from failure
+    if flex and not allow_tf_ops:
+        raise InputError(
+            f"{where}: TFLite builtins cannot take op(s) {', '.join(flex)}; pass --allow-tf-ops "
+            "to run them with TensorFlow kernels (SELECT_TF_OPS, a bigger runtime), or use "
+            "another target") from failure
+    why = converter_failure(text) or first_line(failure)
+    raise InputError(f"{where}: the TFLite converter fails on the model at {why}; leave that "
+                     "part out of --outputs, or use another target") from failure
+
+
+def interpreter_runner(path: str, inputs, state):
+    """Run the flatbuffer in LiteRT's interpreter: batch resized (or row by row at the shape it
+    was converted at, when its ops cannot be resized), int8 (de)quantized. An artifact the
+    interpreter cannot run is a one-line VerificationError naming the file."""
+    names = {ref.node: info.name for ref, info in zip(state.inputs, inputs, strict=True)}
+    out_names = [ref.node for ref in state.outputs]
+
+    def run(feeds: dict) -> list:
+        from graphfreeze.formats.tflite.runtime import (
+            ArtifactRunError,
+            FlexOpsError,
+            output_values,
+            run_batched,
+        )
+
+        def fetch(interp) -> dict:
+            return dict(zip(out_names, output_values(interp, out_names), strict=True))
+
+        try:
+            got = run_batched(path, {node: feeds[name] for node, name in names.items()}, fetch)
+        except FlexOpsError as err:
+            raise VerificationError(
+                f"{state.output_path}: uses TensorFlow (Flex) ops, which the Python TFLite "
+                "interpreter (LiteRT's, without a Flex delegate) cannot run, so it cannot be "
+                "verified here; pass --no-verify to write it unverified (the app needs the "
+                "tensorflow-lite-select-tf-ops runtime)") from err
+        except ArtifactRunError as err:
+            raise VerificationError(
+                f"{state.output_path}: LiteRT's interpreter cannot run the converted model "
+                f"({err}), so it cannot be verified; nothing written (pass --no-verify to "
+                "write it unverified)") from err
+        missing = [n for n in out_names if n not in got]
+        if missing:
+            raise VerificationError(
+                f"{state.output_path}: runs only at the batch it was converted at and output "
+                f"'{missing[0]}' has no batch dimension to compare row by row; pass --no-verify "
+                "to write it unverified")
+        return [got[n] for n in out_names]
+
+    return run
+
+
+def run(state, options: TFLiteOptions):
+    inputs, outputs = io_infos(state)
+    for info in inputs:
+        if info.shape is None or None in info.shape[1:]:
+            shape = "unknown" if info.shape is None else \
+                "[" + ",".join("?" if d is None else str(d) for d in info.shape) + "]"
+            raise InputError(f"input '{info.name}' has shape {shape}; TFLite needs every "
+                             "dimension but the batch known: give them, e.g. --inputs "
+                             f"'{info.name.rsplit(':', 1)[0]}[1,...]' with your model's dims")
+    qat = learned_ranges(state.graph_def, options)
+    loop = next((n.name for n in state.graph_def.node if n.op in LOOPS), None)
+    if loop and options.quantize == "int8" and not qat:
+        raise InputError(f"{state.model.graph_file}: node '{loop}' is a recurrent loop, which "
+                         "TFLite's int8 calibrator cannot run (it crashes); use the "
+                         "tflite-dynamic target (int8 weights) or tflite")
+    report = options.quantize != "none" and options.layer_report and bool(inputs) and \
+        not is_qat(state.graph_def) and not loop  # its calibrator crashes on loops too
+    samples = calibration_samples(options.calibration, inputs, options.calibration_samples) \
+        if (options.quantize == "int8" and not qat) or report else None
+    data = convert(state, options, inputs, samples)
+    rest = float_ops(data) if qat and options.quantize == "int8" else []
+    if rest:  # partly QAT (annotated layers): calibrate what has no learned ranges
+        samples = calibration_samples(options.calibration, inputs, options.calibration_samples)
+        data = convert(state, options, inputs, samples)
+        if float_ops(data):
+            raise InputError(f"{state.model.graph_file}: quantization-aware trained, but op(s) "
+                             f"{', '.join(float_ops(data)[:3])} stay float even calibrated; "
+                             "quantize those layers too (tfmot quantize_annotate_layer), or use "
+                             "the tflite target")
+    (local,) = state.batch.workdir([state.output_path])
+    with open(local, "wb") as f:
+        f.write(data)
+    warnings = list(state.notes.get("warnings", []))
+    if options.quantize == "int8" and options.calibration is None and inputs and \
+            (rest or not qat):
+        what = f"{len(rest)} op(s) without learned ranges ({', '.join(rest[:2])})" if rest \
+            else "calibrated"
+        warnings.append(f"{state.target}: {what}{' calibrated' if rest else ''} on "
+                        f"{options.calibration_samples} synthetic random inputs, so int8 "
+                        "accuracy on real data is unknown; pass --calibration FILE.npz with "
+                        "real samples")
+    facts = {"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
+             "node_count": len(state.graph_def.node), "tflite_io": io_types(data),
+             **({"calibration": options.calibration or "synthetic"}
+                if options.quantize == "int8" and (rest or not qat) else {}),
+             **({"quantization": "qat (ranges learned in training)" +
+                 (f"; {len(rest)} op(s) calibrated" if rest else "")} if qat else {})}
+    summary = ()
+    if report:
+        more, summary, warning = layer_report(state, options, inputs, samples)
+        facts.update(more)
+        warnings.extend([warning] if warning else [])
+    artifact = Artifact(
+        path=state.output_path, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
+        format="tflite", inputs=inputs, outputs=outputs, facts=facts, summary=summary,
+        run=interpreter_runner(local, inputs, state),
+        probe=tflite_probe(local, {ref.node: info.name for ref, info in zip(state.inputs, inputs,
+                                                                           strict=True)}))
+    return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
+                               if warnings else state.notes)
+
+
+def layer_report(state, options: TFLiteOptions, inputs, samples):
+    """(facts, summary lines, warning or None): the per-layer table (worst first) of TF's
+    QuantizationDebugger on a full-int8 converter calibrated on `samples`. A model it cannot
+    calibrate (Flex ops) gets a warning, not a failed conversion."""
+    from graphfreeze.formats.tflite import quant_debug
+
+    debug_options = dataclasses.replace(options, quantize="int8")
+    try:
+        conv = converter(state.graph_def, state, debug_options, inputs, samples)
+        rows = quant_debug.layer_table(conv, samples, options.quantize == "int8",
+                                       {n.name for n in state.graph_def.node})
+    except Exception as err:  # noqa: BLE001 -- a report, not the artifact: warn and go on
+        from graphfreeze.formats.tflite.runtime import is_flex_error
+
+        why = "its calibrator cannot run Flex ops" if is_flex_error(err) else first_line(err)
+        return {}, (), (f"{state.target}: no per-layer quantization report (TensorFlow's "
+                        f"QuantizationDebugger: {why})")
+    if not rows:
+        return {}, (), None
+    return ({"quantization_layers": rows,
+             "quantization_layers_measure": quant_debug.MEASURES[options.quantize]},
+            (quant_debug.summary_line(rows, options.quantize),), None)
+
+
+def io_types(data: bytes) -> dict:
+    """What the app feeds and fetches: {tensor: {dtype, shape, scale, zero_point}}."""
+    from graphfreeze.formats.tflite.runtime import interpreter
+
+    interp = interpreter(model_content=data)
+    result = {}
+    for role, details in (("inputs", interp.get_input_details()),
+                          ("outputs", interp.get_output_details())):
+        result[role] = {d["name"]: {"dtype": d["dtype"].__name__,
+                                    "shape": [int(x) for x in d["shape_signature"]],
+                                    "scale": float(d["quantization"][0]),
+                                    "zero_point": int(d["quantization"][1])} for d in details}
+    return result
+
+
+STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
+              "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite",
+              gaps=tflite_gaps)

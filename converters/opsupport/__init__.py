@@ -1,1 +1,0 @@
-"""Which ops each artifact format takes, for export errors and `freeze inspect`."""

@@ -1,0 +1,226 @@
+"""check_graph_def: each broken graph is one InputError naming the file and node; every real
+sample graph (checkpoint meta graphs, SavedModel graphs with their function libraries, frozen
+graphs, while loops of both kinds) passes untouched."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from graphfreeze.errors import InputError
+from graphfreeze.graph.checks.validate import check_graph_def
+from graphfreeze.graph.checks.validate_values import check_feed_size, check_import
+from tensorflow.core.framework import graph_pb2
+from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2
+
+from tests.conftest import ROOT
+
+_spec = importlib.util.spec_from_file_location("broken_graphs", ROOT / "models" / "broken_graphs.py")
+broken_graphs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(broken_graphs)
+v1 = tf.compat.v1
+
+
+def frozen_graph(other_samples):
+    graph_def = graph_pb2.GraphDef()
+    graph_def.ParseFromString((other_samples / "frozen.pb").read_bytes())
+    return graph_def
+
+
+def meta_graph(path):
+    meta = meta_graph_pb2.MetaGraphDef()
+    meta.ParseFromString(path.read_bytes())
+    return meta.graph_def
+
+
+def saved_model_graphs(path):
+    model = saved_model_pb2.SavedModel()
+    model.ParseFromString((path / "saved_model.pb").read_bytes())
+    return [m.graph_def for m in model.meta_graphs]
+
+
+def assert_refused(graph_def, where: str, node: str, phrase: str, check=None) -> str:
+    with pytest.raises(InputError) as info:
+        (check or check_graph_def)(graph_def, where)
+    line = str(info.value)
+    assert "\n" not in line and line.startswith(f"{where}: "), line
+    assert phrase in line, line
+    if node:
+        assert f"'{node}'" in line, line
+    return line
+
+
+@pytest.mark.parametrize("name", sorted(broken_graphs.BREAKS))
+def test_broken_frozen_graph(other_samples, name):
+    _, node, phrase = broken_graphs.BREAKS[name]
+    line = assert_refused(broken_graphs.broken(frozen_graph(other_samples), name), "model.pb",
+                          node, phrase)
+    assert "fix" in line or "re-export" in line or "upgrade" in line
+
+
+def test_the_function_the_recursion_cases_start_from_is_fine(other_samples):
+    graph_def = frozen_graph(other_samples)
+    broken_graphs.with_function(graph_def)
+    check_graph_def(graph_def, "model.pb")
+
+
+def test_cycle_in_a_checkpoint_meta_graph(samples):
+    graph_def = meta_graph(samples / "iris" / "model.ckpt-200.meta")
+    matmul = next(n for n in graph_def.node if n.name == "dnn/MatMul_1")
+    matmul.input[0] = "probs"
+    line = assert_refused(graph_def, "model.ckpt-200.meta", "probs", "depends on itself")
+    assert "'dnn/MatMul_1'" in line
+
+
+def test_bad_padding_in_a_cnn(samples):
+    graph_def = meta_graph(samples / "cnn_v1" / "model.ckpt-200.meta")
+    conv = next(n for n in graph_def.node if n.op == "Conv2D")
+    conv.attr["padding"].s = b"MIDDLE"
+    assert_refused(graph_def, "model.ckpt-200.meta", conv.name, "'SAME'")
+
+
+def test_broken_node_inside_a_saved_model_function(other_samples):
+    graph_def = saved_model_graphs(other_samples / "tf2_savedmodel")[0]
+    func = next(f for f in graph_def.library.function
+                if any(n.op == "MatMul" for n in f.node_def))
+    matmul = next(n for n in func.node_def if n.op == "MatMul")
+    matmul.input[0] = "nowhere:output:0"
+    line = assert_refused(graph_def, "saved_model.pb", matmul.name, "no node or argument 'nowhere'")
+    assert f"function '{func.signature.name}'" in line
+
+
+def test_output_arg_out_of_range_inside_a_function(other_samples):
+    graph_def = saved_model_graphs(other_samples / "tf2_savedmodel")[0]
+    func, node = next((f, n) for f in graph_def.library.function for n in f.node_def
+                      if n.input and n.input[0].count(":") == 2)
+    source, out, _ = node.input[0].split(":")
+    node.input[0] = f"{source}:{out}:5"
+    assert_refused(graph_def, "saved_model.pb", node.name, f"'{source}' output '{out}' has 1 tensor")
+
+
+def test_every_sample_graph_passes(samples, other_samples):
+    graphs = [(p, meta_graph(p)) for p in sorted(samples.glob("*/*.meta"))]
+    for path in sorted(p.parent for p in other_samples.glob("*/saved_model.pb")):
+        graphs += [(path, g) for g in saved_model_graphs(path)]
+    graphs.append((other_samples / "frozen.pb", frozen_graph(other_samples)))
+    assert len(graphs) >= 9 and sum(len(g.library.function) for _, g in graphs) > 10
+    for path, graph_def in graphs:
+        check_graph_def(graph_def, str(path))
+
+
+def _graph(fn, control_flow_v2: bool):
+    if not control_flow_v2:
+        v1.disable_control_flow_v2()
+    try:
+        graph = tf.Graph()
+        with graph.as_default():
+            fn()
+        return graph.as_graph_def()
+    finally:
+        v1.enable_control_flow_v2()
+
+
+@pytest.mark.parametrize("control_flow_v2", [False, True])
+def test_while_loops_and_conds_pass(control_flow_v2):
+    def model():
+        x = v1.placeholder(tf.float32, [None, 3], name="x")
+        flag = v1.placeholder_with_default(False, [], name="flag")
+        _, y = tf.while_loop(lambda i, t: i < 3, lambda i, t: (i + 1, t * 2.0),
+                             [tf.constant(0), x])
+        with tf.control_dependencies([y]):
+            z = tf.identity(tf.cond(flag, lambda: y + 1.0, lambda: y - 1.0), name="z")
+        tf.identity(z, name="out")
+
+    graph_def = _graph(model, control_flow_v2)
+    ops = {n.op for n in graph_def.node}
+    assert ("NextIteration" in ops) != control_flow_v2
+    check_graph_def(graph_def, "loop.pb")
+
+
+def test_back_edge_not_from_next_iteration_is_a_cycle():
+    def model():
+        x = v1.placeholder(tf.float32, [3], name="x")
+        tf.while_loop(lambda t: tf.reduce_sum(t) < 10.0, lambda t: t * 2.0, [x])
+
+    graph_def = _graph(model, False)
+    merge = next(n for n in graph_def.node if n.op == "Merge")
+    nxt = next(n for n in graph_def.node if n.op == "NextIteration")
+    nxt.op = "Identity"
+    assert_refused(graph_def, "loop.pb", merge.name, "depends on itself")
+
+
+def test_feed_size():
+    check_feed_size("x", [32, 224, 224, 3], "float32", "model.pb")
+    with pytest.raises(InputError, match=r"model.pb: input 'x' of shape \[2, 100000, 100000\] "
+                                         r"\(float32\) would need 74.5 GiB.*--no-verify"):
+        check_feed_size("x", [2, 100000, 100000], np.float32, "model.pb")
+
+
+def test_input_of_the_wrong_type_is_refused(other_samples):
+    """Fuzzing found: TensorFlow's importer raised a ValueError deep in a stage (exit 1)."""
+    graph_def = frozen_graph(other_samples)
+    node = next(n for n in graph_def.node if n.op == "Identity" and n.input)
+    node.attr["T"].type = tf.int32.as_datatype_enum
+    line = assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph",
+                          check_import)
+    assert node.name in line and "int32" in line
+
+
+def test_placeholder_of_the_wrong_rank_is_refused(other_samples):
+    graph_def = frozen_graph(other_samples)
+    x = next(n for n in graph_def.node if n.name == "x")
+    del x.attr["shape"].shape.dim[0]
+    assert_refused(graph_def, "model.pb", "", "Shape must be rank 2", check_import)
+
+
+@pytest.mark.parametrize("attr,value", [
+    ("_output_shapes", {"list": {}}),
+    ("_class", {"list": {"type": [1, 3]}}),
+])
+def test_broken_attrs_tensorflow_reads_on_import(other_samples, attr, value):
+    from google.protobuf import json_format
+
+    graph_def = frozen_graph(other_samples)
+    x = next(n for n in graph_def.node if n.name == "x")
+    json_format.ParseDict(value, x.attr[attr])
+    assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph", check_import)
+
+
+def test_const_content_beside_values_is_checked(other_samples):
+    """Fuzzing found: a scalar with `float_val` and 3 bytes of `tensor_content` (which
+    TensorFlow reads first) failed only when constant folding ran it (exit 1)."""
+    graph_def = frozen_graph(other_samples)
+    const = next(n for n in graph_def.node if n.op == "Const" and
+                 n.attr["value"].tensor.float_val and not n.attr["value"].tensor.tensor_content)
+    const.attr["value"].tensor.tensor_content = b"l\x041"
+    assert_refused(graph_def, "model.pb", const.name, "3 bytes of content")
+
+
+def test_function_returning_what_it_does_not_declare(other_samples):
+    """Fuzzing found: a function with an output dropped from its signature loaded and froze,
+    then a later import failed on the caller's dangling output (exit 1)."""
+    graph_def = saved_model_graphs(other_samples / "tf2_savedmodel")[0]
+    func = next(f for f in graph_def.library.function if len(f.signature.output_arg) > 1)
+    del func.signature.output_arg[-1]
+    assert_refused(graph_def, "saved_model.pb", "", f"function '{func.signature.name}' returns")
+
+
+def test_function_waiting_for_its_argument_passes(tmp_path):
+    """Keras 3's exported gradient functions wait for an argument (`^result_grads_0`): valid,
+    TensorFlow loads them; a control input naming nothing is still refused."""
+    class Model(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+        def f(self, x):
+            with tf.control_dependencies([x]):
+                return tf.add(tf.constant([1.0, 2.0]), 1.0, name="waits")
+
+    tf.saved_model.save(Model(), str(tmp_path / "m"))
+    [graph_def] = saved_model_graphs(tmp_path / "m")
+    func, node = next((f, n) for f in graph_def.library.function for n in f.node_def
+                      if any(i.startswith("^") and i[1:] in
+                             {a.name for a in f.signature.input_arg} for i in n.input))
+    check_graph_def(graph_def, "saved_model.pb")
+    node.input.append("^nothing")
+    assert_refused(graph_def, "saved_model.pb", "nothing", "which is not in the graph")

@@ -1,0 +1,61 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+from graphfreeze.graph.graphdefs import op_counts
+from graphfreeze.graph.passes.builtin import strip_training
+from graphfreeze.graph.passes.control_flow import inline_calls, resolve_switches
+from graphfreeze.graph.passes.flags import fold_flags
+
+v1 = tf.compat.v1
+
+
+def cond_model():
+    x = v1.placeholder(tf.float32, [None, 2], name="x")
+    training = v1.placeholder_with_default(False, [], name="is_training")
+    out = v1.cond(training, lambda: x * 10.0, lambda: x + 1.0)
+    tf.identity(out, name="y")
+
+
+@pytest.mark.parametrize("v2", [False, True])
+@pytest.mark.parametrize("flag", [False, True])
+def test_constant_predicate_keeps_only_the_live_branch(build, run, v2, flag):
+    (v1.enable_control_flow_v2 if v2 else v1.disable_control_flow_v2)()
+    try:
+        graph = build(cond_model)
+    finally:
+        v1.enable_control_flow_v2()
+    stripped, _ = strip_training(graph, ["y", "x"], {"is_training": flag})
+    ops = op_counts(stripped)
+    assert not set(ops) & {"If", "StatelessIf", "Switch", "Merge"}, ops
+    x = np.array([[1.0, 2.0]], np.float32)
+    expected = x * 10 if flag else x + 1
+    np.testing.assert_allclose(run(stripped, {"x:0": x}, "y:0"), expected)
+    assert not stripped.library.function, "inlined branches leave no functions behind"
+
+
+def test_switch_needs_a_constant_predicate(build):
+    v1.disable_control_flow_v2()
+    try:
+        graph = build(cond_model)
+    finally:
+        v1.enable_control_flow_v2()
+    untouched = resolve_switches(graph, ["y", "x"])  # predicate is still a placeholder
+    assert op_counts(untouched) == op_counts(graph)
+    resolved = resolve_switches(fold_flags(graph, {"is_training": True}), ["y", "x"])
+    assert "Switch" in op_counts(graph) and "Mul" in op_counts(resolved)
+
+
+def test_function_calls_are_inlined(build, run):
+    @tf.function
+    def double(t):
+        return t * 2.0
+
+    def model():
+        x = v1.placeholder(tf.float32, [3], name="x")
+        tf.identity(double(x), name="y")
+
+    graph = build(model)
+    assert "StatefulPartitionedCall" in op_counts(graph) or "PartitionedCall" in op_counts(graph)
+    inlined = inline_calls(graph, ["y", "x"])
+    assert not {"PartitionedCall", "StatefulPartitionedCall"} & set(op_counts(inlined))
+    np.testing.assert_allclose(run(inlined, {"x:0": [1, 2, 3]}, "y:0"), [2, 4, 6])
