@@ -109,7 +109,7 @@ def _real(path: str) -> str:
     return path.rstrip("/") if storage.is_remote(path) else os.path.realpath(path.rstrip("/"))
 
 
-def initial_state(request: Request, model, registry: Registry) -> State:
+def initial_state(request: Request, model) -> State:
     where = model.graph_file
     wanted = list(request.outputs) or model.default_outputs or []
     if not wanted:
@@ -142,7 +142,7 @@ def initial_state(request: Request, model, registry: Registry) -> State:
 
     check_import(extract(model.graph_def, keep), where)  # what the run needs imports cleanly
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags,
-                 registry=registry, notes=notes)
+                 notes=notes)
 
 
 def execute(prepared: Prepared,
@@ -150,22 +150,22 @@ def execute(prepared: Prepared,
             on_commit: Callable[[], None] | None = None) -> list[Written]:
     """Load the model, run every target, write all files at once (nothing if anything fails).
     `on_commit()` runs as the renames start (it may raise to write nothing); signals arriving
-    during the renames are delivered once they are done (storage.Batch.commit)."""
+    during the renames are delivered once they are done (storage.Transaction.commit)."""
     request = prepared.request
     model = prepared.source.load(request.source, prepared.source_options, request.unsafe)
     memory.settle()
-    initial = initial_state(request, model, prepared.registry)
+    initial = initial_state(request, model)
     written = []
-    with storage.Batch(request.force, on_commit) as batch:
-        states = plan.run(prepared.plans, dataclasses.replace(initial, batch=batch),
+    with storage.Transaction(request.force, on_commit) as txn:
+        states = plan.run(prepared.plans, dataclasses.replace(initial, files=txn),
                           prepared.paths, on_stage)
         for state in states:
             sidecar = Sidecar.of(state, request.source)
             text = json.dumps(sidecar.to_json(), indent=2, sort_keys=True) + "\n"
-            batch.stage(prepared.sidecars[state.target], text.encode())
+            txn.put(prepared.sidecars[state.target], text.encode())
             written.append(Written(state.target, state.artifact.path,
                                    prepared.sidecars[state.target], sidecar))
-        batch.commit()
+        txn.commit()
     return written
 
 

@@ -52,11 +52,17 @@ def build(registry: Registry, target_names: list[str], overrides: dict | None = 
             extra = {k: v for k, v in overrides.items() if k in option_names(stage.options)}
             used_overrides |= set(extra)
             options = parse_options(stage.options, {**use.options, **extra}, where)
-            for pass_name in getattr(options, "passes", ()):  # graph passes, by name
+            if hasattr(options, "passes"):  # graph passes, by name: resolved here, once
                 try:
-                    registry.graph_pass(pass_name)
+                    passes = tuple(registry.graph_pass(n) for n in options.passes)
                 except ConfigError as err:
                     raise ConfigError(f"{where}: {err}") from err
+                options = dataclasses.replace(options, passes=passes)
+            fmt = registry.format_of(use.use)
+            missing = fmt.missing() if fmt else []
+            if missing:
+                raise ConfigError(f"target '{name}': the {fmt.name} format needs {', '.join(missing)}"
+                                  f", not installed; pip install 'graphfreeze[{fmt.extra}]'")
             if stage.consumes != kind:
                 raise ConfigError(f"{where}: consumes a {stage.consumes} but gets a {kind}; "
                                   "reorder the target's stages")

@@ -64,7 +64,9 @@ class PassContext:
 
 @dataclass(frozen=True)
 class GraphPass:
-    """`run(graph_def, context) -> graph_def`; returns its input when it changes nothing."""
+    """`run(graph_def, context) -> graph_def`; returns its input when it changes nothing.
+    Stage options list passes by name (`passes = [...]`); the plan puts each GraphPass in
+    place of its name."""
 
     name: str
     run: Callable[[Any, PassContext], Any]
@@ -123,6 +125,12 @@ class Format:
     gaps: Callable[[Any, set], OpGaps] | None = None
     requires: tuple[str, ...] = ()
     extra: str | None = None
+
+    def missing(self) -> list[str]:
+        """The required modules that are not installed (found without importing them)."""
+        import importlib.util
+
+        return [m for m in self.requires if importlib.util.find_spec(m) is None]
 
 
 @dataclass(frozen=True)

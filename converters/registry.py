@@ -1,9 +1,12 @@
-"""The registry: stages, targets, graph passes and sources by name, built-ins plus plugins.
+"""The registry: stages, targets, graph passes, sources, formats and batch executors by name,
+built-ins plus plugins.
 
 Plugins declare entry points in the groups `graphfreeze.stages` (a `Stage`, or a callable giving
 one), `graphfreeze.passes` (a `GraphPass`, or a callable giving one), `graphfreeze.sources` (a
-`Source` instance or class) and `graphfreeze.targets` (a dict shaped like a target TOML file, a
-path to one, or a callable giving either). An entry point is loaded only when it is used.
+`Source` instance or class), `graphfreeze.formats` (a `Format`, or a callable giving one: its
+export stage is registered with it), `graphfreeze.executors` (an `Executor` class) and
+`graphfreeze.targets` (a dict shaped like a target TOML file, a path to one, or a callable giving
+either). An entry point is loaded only when it is used.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from graphfreeze.errors import ConfigError
-from graphfreeze.plugins import BUILTIN, GraphPass, Source, Stage, StageUse, Target
+from graphfreeze.plugins import BUILTIN, Format, GraphPass, Source, Stage, StageUse, Target
 
 SCHEMA_VERSION = 1
 GROUPS = {"stage": "graphfreeze.stages", "target": "graphfreeze.targets",
-          "pass": "graphfreeze.passes", "source": "graphfreeze.sources"}
+          "pass": "graphfreeze.passes", "source": "graphfreeze.sources",
+          "format": "graphfreeze.formats", "executor": "graphfreeze.executors"}
 
 
 def parse_target(data: dict, where: str, provider: str = BUILTIN) -> Target:
@@ -58,7 +62,7 @@ def _made(cls: type):
     return check
 
 
-_stage, _pass = _made(Stage), _made(GraphPass)
+_stage, _pass, _format = _made(Stage), _made(GraphPass), _made(Format)
 
 
 def _source(value, name: str, what: str) -> Source:
@@ -66,6 +70,12 @@ def _source(value, name: str, what: str) -> Source:
     if not isinstance(value, Source) or value.name != name:
         raise ConfigError(f"{what}: the entry point must give a graphfreeze.plugins.Source "
                           f"named '{name}'")
+    return value
+
+
+def _executor(value, name: str, what: str) -> type:
+    if not isinstance(value, type) or getattr(value, "name", None) != name:
+        raise ConfigError(f"{what}: the entry point must give an executor class named '{name}'")
     return value
 
 
@@ -90,6 +100,7 @@ class Registry:
 
     @classmethod
     def default(cls, plugins: bool = True) -> Registry:
+        from graphfreeze.formats import builtin_formats
         from graphfreeze.graph.passes.builtin import builtin_passes
         from graphfreeze.sources import builtin_sources
         from graphfreeze.stages import builtin_stages
@@ -97,6 +108,8 @@ class Registry:
         registry = cls()
         for stage in builtin_stages():
             registry.add_stage(stage)
+        for fmt in builtin_formats():
+            registry.add_format(fmt)
         for graph_pass in builtin_passes():
             registry.add("pass", graph_pass.name, graph_pass)
         for source in builtin_sources():
@@ -121,14 +134,16 @@ class Registry:
     def add_stage(self, stage: Stage, provider: str = BUILTIN) -> None:
         self.add("stage", stage.name, stage, provider)
 
+    def add_format(self, fmt: Format, provider: str = BUILTIN) -> None:
+        """A format and its export stage."""
+        self.add("format", fmt.name, fmt, provider)
+        self.add_stage(fmt.export, provider)
+
     def add_target(self, target: Target) -> None:
         self.add("target", target.name, target, target.provider)
 
     def names(self, kind: str) -> list[str]:
         return sorted(self._tables[kind])
-
-    def stage_names(self) -> list[str]:
-        return self.names("stage")
 
     def target_names(self) -> list[str]:
         return self.names("target")
@@ -149,11 +164,16 @@ class Registry:
             what = f"{kind} '{name}' from {provider}"
             value = _load(value, what)
             value = _target(value, name, what, provider) if kind == "target" else \
-                {"stage": _stage, "pass": _pass, "source": _source}[kind](value, name, what)
+                {"stage": _stage, "pass": _pass, "source": _source, "format": _format,
+                 "executor": _executor}[kind](value, name, what)
             table[name] = (provider, value)
+            if kind == "format":
+                self.add_stage(value.export, provider)
         return value
 
     def stage(self, name: str) -> Stage:
+        if name not in self._tables["stage"]:
+            self.formats()  # a plugin format's export stage is registered as it loads
         return self._get("stage", name)
 
     def target(self, name: str) -> Target:
@@ -164,6 +184,19 @@ class Registry:
 
     def source(self, name: str) -> Source:
         return self._get("source", name)
+
+    def format(self, name: str) -> Format:
+        return self._get("format", name)
+
+    def formats(self) -> list[Format]:
+        return [self.format(n) for n in self.names("format")]
+
+    def format_of(self, stage_name: str) -> Format | None:
+        """The format whose export stage `stage_name` is, if any (plugin formats loaded)."""
+        return next((f for f in self.formats() if f.export.name == stage_name), None)
+
+    def executor(self, name: str) -> type:
+        return self._get("executor", name)
 
     def sources(self) -> list[Source]:
         """Every source, in detection order."""

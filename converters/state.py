@@ -10,9 +10,8 @@ from graphfreeze.names import TensorRef
 from graphfreeze.tensors import TensorInfo
 
 if TYPE_CHECKING:
-    from graphfreeze.registry import Registry
     from graphfreeze.sources.base import LoadedModel
-    from graphfreeze.storage import Batch
+    from graphfreeze.storage import Transaction
     from tensorflow.core.framework.graph_pb2 import GraphDef
 
 
@@ -43,11 +42,10 @@ class State:
     outputs: tuple[TensorRef, ...]
     inputs: tuple[TensorRef, ...]
     flags: dict[str, object]
-    registry: Registry | None = field(default=None, compare=False, repr=False)
     target: str = ""
     output_path: str = ""
     graph_def: GraphDef | None = None
-    batch: Batch | None = None  # the artifacts are staged into it
+    files: Transaction | None = None  # the artifacts are staged into it
     artifact: Artifact | None = None
     notes: dict = field(default_factory=dict)  # facts stages record for the sidecar
     # Results shared by every target of one run (io infos, the reference outputs).

@@ -1,7 +1,7 @@
 """All file I/O, through `tf.io.gfile` so `gs://`, `ram://` and local paths all work.
 
 Writes are atomic: each file goes to a temporary sibling first and is renamed into place only
-when every file of the batch is written, so an interrupted run never leaves a half-written model.
+when every file of the transaction is written, so an interrupted run never leaves a half-written model.
 Temporaries carry a graphfreeze marker, host, pid and process start time (`temp_name`); a run
 killed outright (SIGKILL, power cut) leaves them behind, and the next run on the same output
 removes those whose process is gone (`sweep`; other hosts' once a day old). Directories are
@@ -108,14 +108,14 @@ def write_error(path: str, err: BaseException) -> OutputError:
     return OutputError(f"{path}: {why}")
 
 
-class Batch:
+class Transaction:
     """Files written to temporary siblings as they are made, renamed into place together.
 
-        with Batch(force) as batch:
-            batch.stage(path, data)            # a file, now in a temporary sibling
-            tmp_a, tmp_b = batch.workdir([a, b])  # or: where to write a and b (files or
+        with Transaction(force) as txn:
+            txn.put(path, data)            # a file, now in a temporary sibling
+            tmp_a, tmp_b = txn.workdir([a, b])  # or: where to write a and b (files or
             ...                                   #     dirs), siblings in one temporary dir
-            batch.commit()                     # all renames; on an exception, temporaries removed
+            txn.commit()                     # all renames; on an exception, temporaries removed
 
     Temporaries are named by `temp_name`; each new output first sweeps away those of killed runs.
     A write that fails for want of space or permission (here or in a stage writing into a
@@ -127,9 +127,9 @@ class Batch:
         self.on_commit = on_commit  # called as the renames start; may raise to write nothing
         self.temps: dict[str, str] = {}  # final path -> temporary path
         self.dirs: list[str] = []  # temporary directories, removed at the end
-        self.made: list[str] = []  # output folders we created, removed if the batch fails
+        self.made: list[str] = []  # output folders we created, removed if the transaction fails
 
-    def __enter__(self) -> Batch:
+    def __enter__(self) -> Transaction:
         return self
 
     def __exit__(self, kind, err, tb) -> None:
@@ -166,7 +166,7 @@ class Batch:
                 return path
         return None
 
-    def stage(self, path: str, data) -> None:
+    def put(self, path: str, data) -> None:
         """Write `data` (bytes, or an iterable of byte chunks) to a temporary sibling of path."""
         check_writable([path], self.force)
         sweep(path)

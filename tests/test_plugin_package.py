@@ -109,7 +109,7 @@ def export(state, options):
                            ("ops.txt", "".join(f"{op} {n}\\n" for op, n in sorted(ops.items())))):
             z.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), data)
     data = buffer.getvalue()
-    state.batch.stage(state.output_path, data)
+    state.files.put(state.output_path, data)
     inputs, outputs = io_infos(state)
 
     def run(feeds):  # runs the graph as written into the zip

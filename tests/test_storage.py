@@ -8,10 +8,10 @@ from graphfreeze.errors import InputError, OutputError
 
 def write(files: dict[str, bytes], force: bool) -> None:
     storage.check_writable(list(files), force)
-    with storage.Batch(force) as batch:
+    with storage.Transaction(force) as txn:
         for path, data in files.items():
-            batch.stage(path, data)
-        batch.commit()
+            txn.put(path, data)
+        txn.commit()
 
 
 def test_atomic_batch_write_and_force(tmp_path):
@@ -27,9 +27,9 @@ def test_atomic_batch_write_and_force(tmp_path):
 
 def test_failed_batch_leaves_nothing(tmp_path):
     out = str(tmp_path / "a.pb")
-    with pytest.raises(RuntimeError), storage.Batch(force=False) as batch:
-        batch.stage(out, b"1")
-        (tmp,) = batch.workdir([str(tmp_path / "a.savedmodel")])
+    with pytest.raises(RuntimeError), storage.Transaction(force=False) as txn:
+        txn.put(out, b"1")
+        (tmp,) = txn.workdir([str(tmp_path / "a.savedmodel")])
         os.makedirs(os.path.join(tmp, "variables"))
         assert len(os.listdir(tmp_path)) == 2
         raise RuntimeError("a stage failed")
@@ -54,13 +54,13 @@ def test_directories_replaced_concurrently_stay_whole(tmp_path):
     def writer(n: int) -> None:
         try:
             for i in range(25):
-                with storage.Batch(force=True) as batch:
-                    (tmp,) = batch.workdir([out])
+                with storage.Transaction(force=True) as txn:
+                    (tmp,) = txn.workdir([out])
                     os.makedirs(os.path.join(tmp, "variables"))
                     for name in ("saved_model.pb", "variables/variables.index"):
                         with open(os.path.join(tmp, name), "w") as f:
                             f.write(f"{n}-{i}")
-                    batch.commit()
+                    txn.commit()
         except Exception as err:  # pragma: no cover - reported below
             errors.append(err)
 

@@ -158,8 +158,8 @@ class Cache:
         record = {"key": key, "written": outcome.written,
                   "files": {rel: hashlib.sha256(d).hexdigest() for rel, d in outcome.files.items()}}
         try:
-            with storage.Batch(force=True) as batch:
-                (tmp,) = batch.workdir([entry])
+            with storage.Transaction(force=True) as txn:
+                (tmp,) = txn.workdir([entry])
                 for rel, data in outcome.files.items():
                     path = os.path.join(tmp, "files", *rel.split("/"))
                     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -167,6 +167,6 @@ class Cache:
                         f.write(data)
                 with open(os.path.join(tmp, ENTRY), "w") as f:
                     json.dump(record, f, sort_keys=True, indent=1)
-                batch.commit()
+                txn.commit()
         except Exception:  # noqa: BLE001 -- a cache that cannot be written is only slower
             pass

@@ -22,10 +22,10 @@ def write_reports(report: Report, folder: str) -> dict[str, str]:
              "junit": storage.join(folder, "junit.xml"),
              "html": storage.join(folder, "report.html")}
     data = {"json": report_json(report), "junit": junit_xml(report), "html": report_html(report)}
-    with storage.Batch(force=True) as batch:
+    with storage.Transaction(force=True) as txn:
         for key, path in paths.items():
-            batch.stage(path, data[key])
-        batch.commit()
+            txn.put(path, data[key])
+        txn.commit()
     return paths
 
 

@@ -54,19 +54,19 @@ def commit(outcome: Outcome, folder: str) -> tuple[ArtifactRecord, ...]:
     for rel, data in outcome.files.items():
         top, _, rest = rel.partition("/")
         tops.setdefault(top, {})[rest] = data
-    with storage.Batch(force=True) as batch:
+    with storage.Transaction(force=True) as txn:
         for top, files in sorted(tops.items()):
             final = storage.join(folder, top)
             if list(files) == [""]:
-                batch.stage(final, files[""])
+                txn.put(final, files[""])
                 continue
-            (tmp,) = batch.workdir([final])
+            (tmp,) = txn.workdir([final])
             for rest, data in files.items():
                 path = os.path.join(tmp, *rest.split("/"))
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "wb") as f:
                     f.write(data)
-        batch.commit()
+        txn.commit()
     records = []
     for target, name, sidecar_name in outcome.written:
         sidecar = json.loads(outcome.files[sidecar_name])

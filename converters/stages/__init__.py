@@ -8,8 +8,7 @@ from graphfreeze.plugins import Stage
 
 
 def builtin_stages() -> list[Stage]:
-    from graphfreeze.formats import builtin_formats
     from graphfreeze.stages import freeze_variables, graph_passes, verify
 
     return [freeze_variables.STAGE, graph_passes.STRIP_STAGE, graph_passes.OPTIMIZE_STAGE,
-            *(f.export for f in builtin_formats()), verify.STAGE]
+            verify.STAGE]

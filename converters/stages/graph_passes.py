@@ -12,31 +12,30 @@ from graphfreeze.graph.passes.builtin import (
     optimize_for_inference,
     strip_training,
 )
-from graphfreeze.plugins import Stage
+from graphfreeze.plugins import GraphPass, Stage
 
 
 @dataclass(frozen=True)
 class StripOptions:
     max_rounds: int = 20
-    passes: tuple[str, ...] = STRIP_PASSES  # run in order, repeated until nothing changes
+    # run in order, repeated until nothing changes (names; the plan resolves them)
+    passes: tuple[str | GraphPass, ...] = STRIP_PASSES
 
 
 def strip(state, options: StripOptions):
-    passes = [state.registry.graph_pass(name) for name in options.passes]
-    graph_def, notes = strip_training(state.graph_def, state.keep, state.flags, passes,
+    graph_def, notes = strip_training(state.graph_def, state.keep, state.flags, list(options.passes),
                                       options.max_rounds)
     return dataclasses.replace(state, graph_def=graph_def, notes=state.noted(**notes))
 
 
 @dataclass(frozen=True)
 class OptimizeOptions:
-    passes: tuple[str, ...] = OPTIMIZE_PASSES  # run once, in order
+    passes: tuple[str | GraphPass, ...] = OPTIMIZE_PASSES  # run once, in order
 
 
 def optimize(state, options: OptimizeOptions):
-    passes = [state.registry.graph_pass(name) for name in options.passes]
-    return dataclasses.replace(state, graph_def=optimize_for_inference(state.graph_def,
-                                                                       state.keep, passes))
+    return dataclasses.replace(state, graph_def=optimize_for_inference(
+        state.graph_def, state.keep, list(options.passes)))
 
 
 STRIP_STAGE = Stage("strip_training", strip, "graph", "graph", StripOptions,

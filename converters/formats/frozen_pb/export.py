@@ -41,7 +41,7 @@ def run(state, options: ExportPbOptions):
                 raise too_big
             yield chunk
 
-    state.batch.stage(state.output_path, chunks())
+    state.files.put(state.output_path, chunks())
     inputs, outputs = io_infos(state)
     artifact = Artifact(
         path=state.output_path, sha256=digest.hexdigest(), size=written[0],

@@ -237,7 +237,7 @@ def run(state, options: OnnxOptions):
     external = weight_bytes > options.external_data_bytes or model.ByteSize() > PROTOBUF_LIMIT
     path = state.output_path
     paths = [path, path + ".data"] if external else [path]
-    temps = state.batch.workdir(paths)
+    temps = state.files.workdir(paths)
     write(model, temps[0], temps[1] if external else None)
     digest, size = hashlib.sha256(), 0
     for final, temp in zip(paths, temps, strict=True):

@@ -139,7 +139,7 @@ def run(state, options: SavedModelOptions):
     model.meta_graphs.add().CopyFrom(meta)
 
     path = state.output_path
-    (export_dir,) = state.batch.workdir([path])
+    (export_dir,) = state.files.workdir([path])
     variables_dir = storage.join(export_dir, "variables")
     tf.io.gfile.makedirs(variables_dir)
     if weights:

@@ -230,7 +230,7 @@ def run(state, options: TFLiteOptions):
                              f"{', '.join(float_ops(data)[:3])} stay float even calibrated; "
                              "quantize those layers too (tfmot quantize_annotate_layer), or use "
                              "the tflite target")
-    (local,) = state.batch.workdir([state.output_path])
+    (local,) = state.files.workdir([state.output_path])
     with open(local, "wb") as f:
         f.write(data)
     warnings = list(state.notes.get("warnings", []))

@@ -7,12 +7,12 @@ import hashlib
 import numpy as np
 import onnx
 import pytest
+from graphfreeze.formats.onnx import export as onnx_export
 from graphfreeze.formats.onnx.export import OnnxOptions, canonical_names, unmapped_ops
 from graphfreeze.graph.session import run_graph_def
-from graphfreeze.stages import onnx_export
 from graphfreeze.tensors import sample_inputs
 
-from tests.stages.test_tflite import export, graph_state
+from tests.formats.tflite.test_export import export, graph_state
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +22,8 @@ def cnn(samples):
 
 def test_export_writes_a_checked_model_whose_runner_matches_the_frozen_graph(cnn, tmp_path):
     path = tmp_path / "cnn.onnx"
-    done, batch = export(cnn, onnx_export.run, OnnxOptions(), path, "onnx")
-    with batch:
+    done, txn = export(cnn, onnx_export.run, OnnxOptions(), path, "onnx")
+    with txn:
         artifact = done.artifact
         assert artifact.format == "onnx" and artifact.facts["external_data"] is None
         assert artifact.facts["opset"] >= 13
@@ -34,7 +34,7 @@ def test_export_writes_a_checked_model_whose_runner_matches_the_frozen_graph(cnn
         (got,) = artifact.run(feeds)  # onnx.checker, then onnxruntime on the staged file
         (want,) = run_graph_def(cnn.graph_def, feeds, ["probs:0"])
         np.testing.assert_allclose(got, want, atol=1e-5)
-        batch.commit()
+        txn.commit()
     data = path.read_bytes()
     assert hashlib.sha256(data).hexdigest() == artifact.sha256 and len(data) == artifact.size
     model = onnx.load(str(path))
@@ -98,15 +98,15 @@ def test_unmapped_ops_lists_what_no_opset_defines():
 
 def test_large_weights_go_to_an_external_data_file(cnn, tmp_path):
     path = tmp_path / "ext.onnx"
-    done, batch = export(cnn, onnx_export.run, OnnxOptions(external_data_bytes=1024), path,
+    done, txn = export(cnn, onnx_export.run, OnnxOptions(external_data_bytes=1024), path,
                          "onnx")
-    with batch:
+    with txn:
         artifact = done.artifact
         assert artifact.facts["external_data"] == "ext.onnx.data"
         assert artifact.summary == ("weights in ext.onnx.data (keep it beside the model)",)
         feeds = sample_inputs(artifact.inputs, 2, seed=4)
         (got,) = artifact.run(feeds)
-        batch.commit()
+        txn.commit()
     (want,) = run_graph_def(cnn.graph_def, feeds, ["probs:0"])
     np.testing.assert_allclose(got, want, atol=1e-5)
     data = (tmp_path / "ext.onnx.data").stat().st_size

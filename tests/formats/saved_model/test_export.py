@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from graphfreeze.formats.saved_model import export as saved_model
 from graphfreeze.formats.saved_model.export import SavedModelOptions, signature_key, variables_graph
 from graphfreeze.graph.session import run_graph_def
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.names import TensorRef
-from graphfreeze.stages import saved_model
 from graphfreeze.tensors import sample_inputs
 
-from tests.stages.test_tflite import export, graph_state
+from tests.formats.tflite.test_export import export, graph_state
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +71,8 @@ def test_export_writes_a_servable_savedmodel(cnn, tmp_path):
     import tensorflow as tf
 
     path = tmp_path / "cnn.savedmodel"
-    done, batch = export(cnn, saved_model.run, SavedModelOptions(), path, "server")
-    with batch:
+    done, txn = export(cnn, saved_model.run, SavedModelOptions(), path, "server")
+    with txn:
         artifact = done.artifact
         assert artifact.format == "saved_model"
         assert artifact.facts["signature_inputs"] == {"images": "images:0"}
@@ -84,7 +84,7 @@ def test_export_writes_a_servable_savedmodel(cnn, tmp_path):
         (want,) = run_graph_def(cnn.graph_def, feeds, ["probs:0"])
         np.testing.assert_allclose(got, want, atol=1e-6)
         assert not path.exists()
-        batch.commit()
+        txn.commit()
     assert sorted(p.name for p in path.iterdir()) == ["saved_model.pb", "variables"]
     assert (path / "variables" / "variables.index").exists()
     loaded = tf.saved_model.load(str(path), tags=["serve"])
@@ -100,9 +100,9 @@ def test_export_writes_a_servable_savedmodel(cnn, tmp_path):
 
 def test_as_text_writes_a_pbtxt_with_the_signature(cnn, tmp_path):
     path = tmp_path / "t.savedmodel"
-    done, batch = export(cnn, saved_model.run, SavedModelOptions(as_text=True), path, "server")
-    with batch:
-        batch.commit()
+    done, txn = export(cnn, saved_model.run, SavedModelOptions(as_text=True), path, "server")
+    with txn:
+        txn.commit()
     text = (path / "saved_model.pbtxt").read_text()
     assert 'key: "serving_default"' in text and 'op: "VarHandleOp"' in text
     assert not (path / "saved_model.pb").exists()

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from graphfreeze import convert, storage
 from graphfreeze.errors import InputError
+from graphfreeze.formats.tflite import export as tflite
 from graphfreeze.formats.tflite.export import TFLiteOptions
 from graphfreeze.formats.tflite.gaps import converter_error_ops
 from graphfreeze.graph.session import run_graph_def
 from graphfreeze.registry import Registry
-from graphfreeze.stages import tflite
 from graphfreeze.tensors import sample_inputs
 
 
@@ -24,7 +24,7 @@ def graph_state(source, outputs=("probs",)):
     request = convert.Request(source=str(source), outputs=tuple(outputs), force=True)
     prepared = convert.prepare(request, registry)
     model = prepared.source.load(request.source, prepared.source_options, request.unsafe)
-    state = convert.initial_state(request, model, registry)
+    state = convert.initial_state(request, model)
     steps = prepared.plans[0].steps
     assert [s.stage.name for s in steps[:3]] == ["freeze_variables", "strip_training",
                                                  "optimize_for_inference"]
@@ -34,10 +34,10 @@ def graph_state(source, outputs=("probs",)):
 
 
 def export(state, stage_run, options, path, target):
-    """Run one export stage into a fresh Batch; returns (state, batch) with the batch open."""
-    batch = storage.Batch(force=False)
-    return stage_run(dataclasses.replace(state, batch=batch, target=target,
-                                         output_path=str(path)), options), batch
+    """Run one export stage into a fresh Transaction; returns (state, txn), the transaction open."""
+    txn = storage.Transaction(force=False)
+    return stage_run(dataclasses.replace(state, files=txn, target=target,
+                                         output_path=str(path)), options), txn
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +47,8 @@ def iris(samples):
 
 def test_float_tflite_file_io_and_runner_match_the_frozen_graph(iris, tmp_path):
     path = tmp_path / "out" / "iris.tflite"
-    done, batch = export(iris, tflite.run, TFLiteOptions(), path, "tflite")
-    with batch:
+    done, txn = export(iris, tflite.run, TFLiteOptions(), path, "tflite")
+    with txn:
         artifact = done.artifact
         assert artifact.path == str(path) and artifact.format == "tflite"
         assert not path.exists(), "staged, not in place before commit"
@@ -65,7 +65,7 @@ def test_float_tflite_file_io_and_runner_match_the_frozen_graph(iris, tmp_path):
         (want,) = run_graph_def(iris.graph_def, feeds, ["probs:0"])
         assert got.shape == (5, 3)
         np.testing.assert_allclose(got, want, atol=1e-5)
-        batch.commit()
+        txn.commit()
     data = path.read_bytes()
     assert len(data) == artifact.size and hashlib.sha256(data).hexdigest() == artifact.sha256
     assert data[4:8] == b"TFL3"  # the flatbuffer's file identifier
@@ -74,8 +74,8 @@ def test_float_tflite_file_io_and_runner_match_the_frozen_graph(iris, tmp_path):
 
 def test_int8_quantizes_io_and_the_runner_dequantizes(iris, tmp_path):
     options = TFLiteOptions(quantize="int8", calibration_samples=8)
-    done, batch = export(iris, tflite.run, options, tmp_path / "q.tflite", "edge-int8")
-    with batch:
+    done, txn = export(iris, tflite.run, options, tmp_path / "q.tflite", "edge-int8")
+    with txn:
         io = done.artifact.facts["tflite_io"]
         assert io["inputs"]["x"]["dtype"] == "int8" and io["inputs"]["x"]["scale"] > 0
         assert io["outputs"]["probs"]["dtype"] == "int8"

@@ -8,12 +8,12 @@ import json
 
 import numpy as np
 import pytest
+from graphfreeze.formats.tflite import export as tflite
 from graphfreeze.formats.tflite import quant_debug
 from graphfreeze.formats.tflite.export import TFLiteOptions
-from graphfreeze.stages import tflite
 
 from tests.e2e.test_freeze_cli import load_graph
-from tests.stages.test_tflite import export, graph_state
+from tests.formats.tflite.test_export import export, graph_state
 
 QUANTIZED = {"edge-int8": "int8", "tflite-dynamic": "dynamic", "tflite-fp16": "fp16"}
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from graphfreeze.errors import VerificationError
+from graphfreeze.formats.tflite import export as tflite
 from graphfreeze.formats.tflite import runtime as tflite_runtime
 from graphfreeze.formats.tflite.export import TFLiteOptions
-from graphfreeze.stages import tflite
 from graphfreeze.tensors import sample_inputs
 
-from tests.stages.test_tflite import export, graph_state
+from tests.formats.tflite.test_export import export, graph_state
 
 
 @pytest.fixture(scope="module")

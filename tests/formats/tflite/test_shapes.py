@@ -10,12 +10,12 @@ import json
 import numpy as np
 import pytest
 from graphfreeze.errors import InputError
+from graphfreeze.formats.tflite import export as tflite
 from graphfreeze.formats.tflite import runtime as tflite_runtime
 from graphfreeze.formats.tflite.export import TFLiteOptions
-from graphfreeze.stages import tflite
 from graphfreeze.tensors import TensorInfo, sample_inputs
 
-from tests.stages.test_tflite import export, graph_state
+from tests.formats.tflite.test_export import export, graph_state
 
 
 def converted(zoo, freeze, tmp_path, name: str, targets: str) -> dict:
