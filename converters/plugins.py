@@ -69,7 +69,7 @@ class GraphPass:
     place of its name."""
 
     name: str
-    run: Callable[[Any, PassContext], Any]
+    run: Callable[[Any, PassContext], Any] = field(repr=False)  # repr: stable across processes
     summary: str = ""
 
 

@@ -80,9 +80,9 @@ def job_key(job) -> str:
         "source_code": _code_digest(type(source)),  # plugin sources included
         "custom_objects": {spec: _module_digest(spec.partition(":")[0]) for spec in
                            getattr(prepared.source_options, "custom_objects", ()) or ()},
-        "passes": {name: _code_digest(prepared.registry.graph_pass(name).run)
+        "passes": {graph_pass.name: _code_digest(graph_pass.run)  # resolved by the plan
                    for plan in prepared.plans for step in plan.steps
-                   for name in getattr(step.options, "passes", ())},
+                   for graph_pass in getattr(step.options, "passes", ())},
         "environment": _environment()}
     text = json.dumps(canonical, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
