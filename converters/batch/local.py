@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 
+from graphfreeze.batch.results import JobOutcome
+
 
 def default_jobs() -> int:
     """What cores and memory allow: a worker per core, ~2 GB of available memory each."""
@@ -71,7 +73,7 @@ class LocalExecutor:
     fail_fast: bool = False
     _root: str = field(default="", init=False, repr=False)  # the workers' temp dirs (a run's)
 
-    def run(self, tasks: list[tuple], on_done: Callable[[object, dict, int], None]) -> None:
+    def run(self, tasks: list[tuple], on_done: Callable[[object, JobOutcome, int], None]) -> None:
         """Run each (key, args) task as convert_job(*args); on_done(key, result, attempts)."""
         from graphfreeze.temporaries import private_dir
 
@@ -102,7 +104,7 @@ class LocalExecutor:
                             continue
                         if result is not None:
                             worker.task, worker.done = None, worker.done + 1
-                            failed |= "error" in result
+                            failed |= not result.ok
                             on_done(key, result, attempt)
                             if worker.done >= self.recycle_after:
                                 self._retire(worker, workers)
@@ -115,15 +117,12 @@ class LocalExecutor:
                             pending.appendleft((key, args, 2))  # once more, in a fresh worker
                         else:
                             failed = True
-                            on_done(key, {"error": f"internal error: the worker converting it "
-                                                   f"died ({why}), twice", "exit_code": 1},
-                                    attempt)
+                            on_done(key, JobOutcome.crashed(why), attempt)
                     elif self.timeout and worker.ready and \
                             time.monotonic() - worker.started > self.timeout:
                         self._retire(worker, workers, kill=True)
                         failed = True
-                        on_done(key, {"error": f"timed out after {self.timeout:g} s (--timeout)",
-                                      "exit_code": 3}, attempt)
+                        on_done(key, JobOutcome.timed_out(self.timeout, self.timeout), attempt)
         finally:
             from graphfreeze.temporaries import remove, signals_deferred
 

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from graphfreeze.batch.results import JobOutcome
 from graphfreeze.errors import ConfigError
 
 
@@ -20,7 +21,7 @@ class RayExecutor:
     recycle_after: int = 8
     fail_fast: bool = False
 
-    def run(self, tasks: list[tuple], on_done: Callable[[object, dict, int], None]) -> None:
+    def run(self, tasks: list[tuple], on_done: Callable[[object, JobOutcome, int], None]) -> None:
         import os
 
         if not self.address:  # a local Ray: loopback only (Ray reads this when imported; it is
@@ -69,9 +70,8 @@ class RayExecutor:
                     try:
                         result = ray.get(ref)
                     except ray.exceptions.RayError as err:
-                        result = {"error": f"internal error: the Ray task died twice "
-                                           f"({type(err).__name__})", "exit_code": 1}
-                    failed |= "error" in result
+                        result = JobOutcome.crashed(f"Ray: {type(err).__name__}")
+                    failed |= not result.ok
                     on_done(key, result, 1)
                 now = time.monotonic()
                 for ref, (key, began) in list(running.items()):
@@ -79,8 +79,7 @@ class RayExecutor:
                         ray.cancel(ref, force=True)
                         running.pop(ref)
                         failed = True
-                        on_done(key, {"error": f"timed out after {self.timeout:g} s (--timeout)",
-                                      "exit_code": 3}, 1)
+                        on_done(key, JobOutcome.timed_out(self.timeout, now - began), 1)
                 if failed and self.fail_fast:
                     queue.clear()
         finally:
@@ -94,7 +93,7 @@ class RayExecutor:
         return max(0.05, min(self.timeout - (now - began) for _, began in running.values()))
 
 
-def _quiet_convert_job(request, cwd: str) -> dict:
+def _quiet_convert_job(prepared, cwd: str) -> dict:
     """convert_job in a Ray worker, TensorFlow's environment and logs as in a local worker."""
     import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
     from graphfreeze.batch.worker import convert_job
@@ -103,4 +102,4 @@ def _quiet_convert_job(request, cwd: str) -> dict:
 
     with private_tempdir("graphfreeze-task"):  # a task cancelled on --timeout kills its worker:
         import_tensorflow_quietly()             # the next task there sweeps what it left
-        return convert_job(request, cwd)
+        return convert_job(prepared, cwd)

@@ -9,7 +9,15 @@ import re
 import xml.etree.ElementTree as ET
 
 from graphfreeze import storage
-from graphfreeze.batch.results import CACHED, FAILED, OK, ArtifactRecord, JobResult, Report
+from graphfreeze.batch.results import (
+    CACHED,
+    FAILED,
+    OK,
+    UNSUCCESSFUL,
+    ArtifactRecord,
+    JobResult,
+    Report,
+)
 
 SUITE = "graphfreeze batch"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")  # invalid in XML 1.0
@@ -42,7 +50,7 @@ def rows(job: JobResult) -> list[tuple[str, ArtifactRecord | None, bool]]:
     made = {a.target: a for a in reversed(job.artifacts)}  # the first artifact of a target wins
     targets = list(dict.fromkeys([*job.targets, *made])) or ["-"]
     missing = [t for t in targets if t not in made]
-    failing = set(missing or targets) if job.status == FAILED else set()
+    failing = set(missing or targets) if job.status in UNSUCCESSFUL else set()
     return [(t, made.get(t), t in failing) for t in targets]
 
 
@@ -132,7 +140,7 @@ def report_html(report: Report) -> bytes:
                       for target, artifact, failed in rows(job)), key=lambda r: r[:4])
     body = []
     for _, _, target, _, job, artifact, failed in entries:
-        status = FAILED if failed else OK if job.status == FAILED else job.status
+        status = job.status if failed else OK if job.status in UNSUCCESSFUL else job.status
         sidecar = artifact.sidecar if artifact else {}
         diff, top1 = _verification(sidecar)
         cells = [(status, "st"), (job.name, ""), (target, ""),
@@ -165,20 +173,22 @@ def report_html(report: Report) -> bytes:
 def job_line(result: JobResult) -> str:
     """The plain log line of a finished job: `ok      iris        android,tflite  1.9 s`."""
     tries = f" (after {result.attempts} attempts)" if result.attempts > 1 else ""
-    if result.status == FAILED:
+    if result.status in UNSUCCESSFUL:
         text = _one_line(result.error)
-        text = text if text.startswith("internal error") else f"error: {text}"
+        text = text if text.startswith(("internal error", "not run")) else f"error: {text}"
         removed = (result.details or {}).get("removed_stale")
         stale = f" (removed {len(removed)} stale file(s) of an earlier run)" if removed else ""
-        return f"FAILED  {result.name:<20}  {text}{tries}{stale}"
+        return f"{result.status.upper():<8}{result.name:<20}  {text}{tries}{stale}"
     targets = ",".join(result.targets) or "-"
     return f"{result.status:<8}{result.name:<20}  {targets:<28}  {result.seconds:.1f} s{tries}"
 
 
 def summary_line(report: Report) -> str:
-    """`3 ok, 1 cached, 1 failed in 12.3 s (shard 1/4, 6 jobs in other shards)`."""
+    """`3 ok, 1 cached, 1 failed in 12.3 s (shard 1/4, 6 jobs in other shards)`; timed-out and
+    not-run jobs are counted when there are any."""
     counts = report.counts()
-    text = ", ".join(f"{counts[s]} {s}" for s in counts) + f" in {report.seconds:.1f} s"
+    shown = [s for s in counts if counts[s] or s in (OK, CACHED, FAILED)]
+    text = ", ".join(f"{counts[s]} {s}" for s in shown) + f" in {report.seconds:.1f} s"
     extra = [f"shard {report.shard}"] if report.shard else []
     if report.skipped:
         extra.append(f"{report.skipped} job{'s' * (report.skipped != 1)} in other shards")

@@ -4,7 +4,37 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-OK, CACHED, FAILED = "ok", "cached", "failed"
+OK, CACHED, FAILED, NOT_RUN, TIMED_OUT = "ok", "cached", "failed", "not-run", "timed-out"
+STATUSES = (OK, CACHED, FAILED, TIMED_OUT, NOT_RUN)
+UNSUCCESSFUL = (FAILED, TIMED_OUT, NOT_RUN)
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """What an executor hands the driver for one job (from a worker, or said by the executor
+    when the worker timed out or died): a status, the job's files (a cache.Outcome) when ok."""
+
+    status: str  # OK | FAILED | TIMED_OUT
+    seconds: float = 0.0
+    files: object = None  # cache.Outcome: the files and what each target wrote
+    error: str | None = None
+    exit_code: int = 0
+    details: dict | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    # Every way a job ends without a worker's answer is said here, once for all executors.
+    @classmethod
+    def timed_out(cls, limit: float, seconds: float) -> JobOutcome:
+        return cls(TIMED_OUT, seconds, error=f"timed out after {limit:g} s (--timeout)",
+                   exit_code=3)
+
+    @classmethod
+    def crashed(cls, why: str) -> JobOutcome:
+        return cls(FAILED, error=f"internal error: the worker converting it died ({why}), twice",
+                   exit_code=1)
 
 
 @dataclass(frozen=True)
@@ -24,7 +54,7 @@ class JobResult:
     name: str
     source: str
     targets: tuple[str, ...]
-    status: str  # OK | CACHED | FAILED
+    status: str  # one of STATUSES
     seconds: float
     artifacts: tuple[ArtifactRecord, ...] = ()
     error: str | None = None  # the one-line error of a failed job
@@ -48,10 +78,10 @@ class Report:
 
     @property
     def failed(self) -> list[JobResult]:
-        return [j for j in self.jobs if j.status == FAILED]
+        return [j for j in self.jobs if j.status in UNSUCCESSFUL]
 
     def counts(self) -> dict[str, int]:
-        return {s: sum(j.status == s for j in self.jobs) for s in (OK, CACHED, FAILED)}
+        return {s: sum(j.status == s for j in self.jobs) for s in STATUSES}
 
     def as_json(self) -> dict:
         return {"schema_version": self.schema_version, "seconds": round(self.seconds, 3),

@@ -17,8 +17,17 @@ from graphfreeze import storage
 from graphfreeze.batch import jobs as joblib
 from graphfreeze.batch.cache import Cache, Outcome, default_dir, job_key
 from graphfreeze.batch.manifest import parse_manifest, specs_from_paths
-from graphfreeze.batch.results import CACHED, FAILED, OK, JobResult, Report
-from graphfreeze.batch.worker import commit
+from graphfreeze.batch.results import (
+    CACHED,
+    FAILED,
+    NOT_RUN,
+    OK,
+    UNSUCCESSFUL,
+    JobOutcome,
+    JobResult,
+    Report,
+)
+from graphfreeze.batch.worker import commit, shippable
 from graphfreeze.errors import GraphFreezeError
 
 
@@ -44,7 +53,7 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
     results: dict[str, JobResult] = {}
 
     def finish(result: JobResult) -> None:
-        if result.status == FAILED:  # a CI upload of out_dir must not ship an earlier run's
+        if result.status in UNSUCCESSFUL:  # a CI upload of out_dir must not ship an earlier run's
             removed = remove_stale(by_job[result.name])
             if removed:
                 result = dataclasses.replace(result, details={**(result.details or {}),
@@ -65,32 +74,34 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
             todo.append(job)
     by_name = {job.name: job for job in todo}
 
-    def done(name: str, result: dict, attempts: int) -> None:
+    def done(name: str, result: JobOutcome, attempts: int) -> None:
         job = by_name[name]
-        if "error" in result:
-            finish(JobResult(job.name, job.spec.source, job.request.targets, FAILED,
-                             result.get("seconds", 0.0), error=result["error"],
-                             exit_code=result["exit_code"], attempts=attempts,
-                             details=result.get("details")))
+        if not result.ok:
+            finish(JobResult(job.name, job.spec.source, job.request.targets, result.status,
+                             result.seconds, error=result.error, exit_code=result.exit_code,
+                             attempts=attempts, details=result.details))
             return
-        outcome: Outcome = result["outcome"]
-        finished = _committed(job, outcome, OK, result["seconds"], attempts)
+        finished = _committed(job, result.files, OK, result.seconds, attempts)
         if finished.status == OK and store:
-            store.store(keys[name], outcome)
+            store.store(keys[name], result.files)
         finish(finished)
 
-    interrupted = False
-    if todo:
-        runner = _executor(executor, jobs, timeout, recycle_after, fail_fast, address)
-        cwd = os.getcwd()
+    interrupted, tasks, cwd = False, [], os.getcwd()
+    for job in todo:  # the driver's plan is what runs: its registry and plugins included
         try:
-            runner.run([(job.name, (job.request, cwd)) for job in todo], done)
+            tasks.append((job.name, (shippable(job.prepared), cwd)))
+        except GraphFreezeError as err:
+            done(job.name, JobOutcome(FAILED, error=str(err), exit_code=err.exit_code), 0)
+    if tasks:
+        runner = _executor(executor, jobs, timeout, recycle_after, fail_fast, address)
+        try:
+            runner.run(tasks, done)
         except KeyboardInterrupt:
             interrupted = True
     why = "interrupted" if interrupted else "--fail-fast stopped the batch at an earlier failure"
     for job in prepared:  # jobs never run are reported, not dropped
         if job.name not in results:
-            finish(JobResult(job.name, job.spec.source, job.request.targets, FAILED, 0.0,
+            finish(JobResult(job.name, job.spec.source, job.request.targets, NOT_RUN, 0.0,
                              error=f"not run: {why}", exit_code=0, attempts=0))
     ordered = tuple(results[s.name] for s in mine if s.name in results)
     out_dirs = sorted({s.options.out_dir for s in specs})

@@ -11,38 +11,67 @@ import time
 
 from graphfreeze import storage
 from graphfreeze.batch.cache import Outcome
-from graphfreeze.batch.results import ArtifactRecord
+from graphfreeze.batch.results import FAILED, OK, ArtifactRecord, JobOutcome
 
 
-def convert_job(request, cwd: str) -> dict:
-    """Run `request` (its paths relative to `cwd`) into a staging folder: {"outcome": Outcome,
-    "seconds"} or {"error": one line, "exit_code"}. Runs in the worker; never raises."""
-    from graphfreeze.convert import convert
+def convert_job(prepared, cwd: str) -> JobOutcome:
+    """Execute the driver's plan `prepared` (its paths relative to `cwd`) into a staging folder:
+    a JobOutcome (ok with the files, or failed with one line). Runs in the worker; never
+    raises."""
+    from graphfreeze.convert import execute
     from graphfreeze.errors import GraphFreezeError, first_line
 
     start = time.monotonic()
     staging = tempfile.mkdtemp(prefix="graphfreeze-job-")
+    request = prepared.request
     try:
         if cwd and os.path.isdir(cwd):
             os.chdir(cwd)
-        written = convert(dataclasses.replace(request, output=staging + "/", force=True))
+        written = execute(staged(prepared, staging))
         files = {}
         for full, rel in storage.tree_files(staging):
             with open(full, "rb") as f:
                 files[rel] = f.read()
-        return {"outcome": Outcome(files, [(w.target, storage.basename(w.path),
-                                            storage.basename(w.sidecar_path)) for w in written]),
-                "seconds": time.monotonic() - start}
+        made = Outcome(files, [(w.target, storage.basename(w.path),
+                                storage.basename(w.sidecar_path)) for w in written])
+        return JobOutcome(OK, time.monotonic() - start, files=made)
     except GraphFreezeError as err:
         divergence = getattr(err, "divergence", None)
         text = str(err).replace(staging + "/", request.output or "")  # where it would have gone
-        return {"error": text, "exit_code": err.exit_code,
-                **({"details": {"divergence": divergence}} if divergence else {})}
+        return JobOutcome(FAILED, time.monotonic() - start, error=text, exit_code=err.exit_code,
+                          details={"divergence": divergence} if divergence else None)
     except Exception as err:  # noqa: BLE001 -- a bug of ours: reported, the batch goes on
-        return {"error": f"internal error: {type(err).__name__}: {first_line(err)}",
-                "exit_code": 1}
+        return JobOutcome(FAILED, time.monotonic() - start, exit_code=1,
+                          error=f"internal error: {type(err).__name__}: {first_line(err)}")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def staged(prepared, staging: str):
+    """`prepared` writing into `staging` (forced) instead of its output folder."""
+
+    def moved(paths: dict) -> dict:
+        return {t: os.path.join(staging, storage.basename(p)) for t, p in paths.items()}
+
+    request = dataclasses.replace(prepared.request, output=staging + "/", force=True)
+    return dataclasses.replace(prepared, request=request, paths=moved(prepared.paths),
+                               sidecars=moved(prepared.sidecars))
+
+
+def shippable(prepared):
+    """The plan as sent to a worker (the registry stays with the driver: the plan has resolved
+    every name), or a one-line ConfigError when a plugin's object cannot be pickled."""
+    import pickle
+
+    from graphfreeze.errors import ConfigError
+
+    plan = dataclasses.replace(prepared, registry=None)
+    try:
+        pickle.dumps(plan)
+    except Exception as err:  # noqa: BLE001 -- pickle raises many kinds
+        raise ConfigError(f"the plan cannot be sent to a worker process ({type(err).__name__}: "
+                          f"{err}); define plugin stages, passes and sources at module level") from err
+    return plan
 
 
 def commit(outcome: Outcome, folder: str) -> tuple[ArtifactRecord, ...]:

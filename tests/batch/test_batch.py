@@ -153,7 +153,7 @@ def test_mixed_manifest_writes_verified_artifacts_and_reports(workspace):
     assert lines[6] == "reports: dist/report.html, dist/junit.xml, dist/report.json"
 
     report = report_of(ws / "dist")
-    assert report["counts"] == {"ok": 5, "cached": 0, "failed": 0}
+    assert report["counts"] == {"ok": 5, "cached": 0, "failed": 0, "timed-out": 0, "not-run": 0}
     assert [job["name"] for job in report["jobs"]] == ORDER
     for job in report["jobs"]:
         source, _, targets = JOBS[job["name"]]
@@ -484,7 +484,9 @@ def test_fail_fast_stops_at_the_first_failure(samples, tmp_path):
     assert done.returncode == 7, done.stderr
     report = report_of(tmp_path / "dist")
     jobs = {job["name"]: job for job in report["jobs"]}
-    assert "timed out" in jobs["cnn_v1"]["error"]  # the first failure stopped the rest
+    assert jobs["cnn_v1"]["status"] == "timed-out"  # the first failure stopped the rest
+    assert {n: j["status"] for n, j in jobs.items() if n != "cnn_v1"} == dict.fromkeys(
+        ("iris", "iris_resource"), "not-run")
     assert {n: j["error"] for n, j in jobs.items() if n != "cnn_v1"} == dict.fromkeys(
         ("iris", "iris_resource"), "not run: --fail-fast stopped the batch at an earlier failure")
     assert sorted(os.listdir(tmp_path / "dist")) == ["junit.xml", "report.html", "report.json"]
@@ -560,7 +562,7 @@ def test_timeout_fails_the_job(samples, tmp_path):
                           env={**os.environ, "TMPDIR": str(staging)})
     assert done.returncode == 7, done.stderr
     (job,) = report_of(tmp_path / "dist")["jobs"]
-    assert job["status"] == "failed" and "timed out after 0.02 s" in job["error"]
+    assert job["status"] == "timed-out" and "timed out after 0.02 s" in job["error"]
     assert job["exit_code"] == 3 and job["artifacts"] == []
     assert len(job["details"]["removed_stale"]) == 4
     assert "(removed 4 stale file(s) of an earlier run)" in done.stdout
@@ -637,7 +639,8 @@ def test_python_api_returns_the_report(workspace, tmp_path, monkeypatch):
     report = batch_run("models.toml", cache="cache", on_result=seen.append)
     assert isinstance(report, Report)
     assert [job.name for job in report.jobs] == ORDER and seen == list(report.jobs)
-    assert report.counts() == {"ok": 0, "cached": 5, "failed": 0} and not report.failed
+    assert report.counts() == {"ok": 0, "cached": 5, "failed": 0, "timed-out": 0, "not-run": 0} \
+        and not report.failed
     for job in report.jobs:
         for artifact in job.artifacts:
             assert hashlib.sha256(Path(artifact.path).read_bytes()).hexdigest() == artifact.sha256

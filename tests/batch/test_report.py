@@ -46,7 +46,7 @@ def test_report_json_round_trips(tmp_path):
     text = open(paths["json"]).read()
     assert json.loads(text) == json.loads(json.dumps(REPORT.as_json()))
     assert text == json.dumps(REPORT.as_json(), indent=2, sort_keys=True) + "\n"
-    assert json.loads(text)["counts"] == {"ok": 2, "cached": 1, "failed": 2}
+    assert json.loads(text)["counts"] == {"ok": 2, "cached": 1, "failed": 2, "timed-out": 0, "not-run": 0}
 
 
 def test_junit_testcases_failures_and_counts(tmp_path):

@@ -8,6 +8,7 @@ defaults below), so a target TOML can drop or add a pass and a plugin can regist
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
 from graphfreeze.plugins import GraphPass, PassContext
 
@@ -31,18 +32,27 @@ _BUILTIN = {  # name: (module in graphfreeze.graph, function, takes `owned`, sum
 }
 
 
-def _builtin(name: str, module: str, takes_owned: bool, summary: str) -> GraphPass:
-    def run(graph_def, context: PassContext):
-        func = getattr(importlib.import_module(f"graphfreeze.graph.passes.{module}"), name)
-        if name == "remove_dropout":
+@dataclass(frozen=True)
+class _Builtin:
+    """A built-in pass's `run`: a module-level callable (so a plan pickles into batch workers)."""
+
+    name: str
+    module: str
+    takes_owned: bool
+
+    def __call__(self, graph_def, context: PassContext):
+        func = getattr(importlib.import_module(f"graphfreeze.graph.passes.{self.module}"), self.name)
+        if self.name == "remove_dropout":
             graph_def, removed = func(graph_def, context.keep)
             context.notes.setdefault("dropouts_removed", []).extend(removed)
             return graph_def
-        if takes_owned:
+        if self.takes_owned:
             return func(graph_def, context.keep, owned=context.owned)
         return func(graph_def, context.keep)
 
-    return GraphPass(name, run, summary)
+
+def _builtin(name: str, module: str, takes_owned: bool, summary: str) -> GraphPass:
+    return GraphPass(name, _Builtin(name, module, takes_owned), summary)
 
 
 def builtin_passes() -> list[GraphPass]:
