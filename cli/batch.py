@@ -26,8 +26,8 @@ BATCH_FAILED = 7  # exit code: some jobs failed (each job's own error is in the 
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",
               help="Stop a job after S seconds.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed job.")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
-              show_default=True, help="Where jobs run.")
+@click.option("--executor", default="local", metavar="NAME",
+              show_default=True, help="Where jobs run: local, ray, or a plugin's executor.")
 @click.option("--address", metavar="ADDR", help="ray: an existing cluster (default: a local one).")
 @click.option("--report", "report_dir", metavar="DIR",
               help="Where report.json, junit.xml and report.html go (default: the out_dir).")

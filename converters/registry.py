@@ -100,6 +100,7 @@ class Registry:
 
     @classmethod
     def default(cls, plugins: bool = True) -> Registry:
+        from graphfreeze.batch.executors import BUILTIN_EXECUTORS
         from graphfreeze.formats import builtin_formats
         from graphfreeze.graph.passes.builtin import builtin_passes
         from graphfreeze.sources import builtin_sources
@@ -110,6 +111,8 @@ class Registry:
             registry.add_stage(stage)
         for fmt in builtin_formats():
             registry.add_format(fmt)
+        for name, ref in BUILTIN_EXECUTORS.items():  # imported when chosen
+            registry.add("executor", name, metadata.EntryPoint(name, ref, GROUPS["executor"]))
         for graph_pass in builtin_passes():
             registry.add("pass", graph_pass.name, graph_pass)
         for source in builtin_sources():

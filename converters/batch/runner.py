@@ -16,6 +16,7 @@ from collections.abc import Callable
 from graphfreeze import storage
 from graphfreeze.batch import jobs as joblib
 from graphfreeze.batch.cache import Cache, Outcome, default_dir, job_key
+from graphfreeze.batch.executors.base import ExecutorOptions
 from graphfreeze.batch.manifest import parse_manifest, specs_from_paths
 from graphfreeze.batch.results import (
     CACHED,
@@ -42,6 +43,7 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
 
     start = time.monotonic()
     registry = registry or Registry.default()
+    chosen_executor = registry.executor(executor)  # an unknown name: said before any work
     specs = parse_manifest(manifest) if manifest else specs_from_paths(paths or [], options or {})
     chosen = joblib.parse_shard(shard) if shard else None
     mine = [s for s in specs if chosen is None or joblib.in_shard(s.name, chosen)]
@@ -93,7 +95,8 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
         except GraphFreezeError as err:
             done(job.name, JobOutcome(FAILED, error=str(err), exit_code=err.exit_code), 0)
     if tasks:
-        runner = _executor(executor, jobs, timeout, recycle_after, fail_fast, address)
+        runner = chosen_executor.create(ExecutorOptions(
+            jobs, timeout, recycle_after, fail_fast, address))
         try:
             runner.run(tasks, done)
         except KeyboardInterrupt:
@@ -151,17 +154,3 @@ def _committed(job, outcome: Outcome, status: str, seconds: float, attempts: int
                          error=str(err), exit_code=err.exit_code, attempts=attempts)
     return JobResult(job.name, job.spec.source, job.request.targets, status, seconds, records,
                      attempts=attempts)
-
-
-def _executor(kind: str, jobs, timeout, recycle_after, fail_fast, address):
-    from graphfreeze.errors import ConfigError
-
-    if kind == "local":
-        from graphfreeze.batch.local import LocalExecutor, default_jobs
-
-        return LocalExecutor(jobs or default_jobs(), timeout, recycle_after, fail_fast)
-    if kind == "ray":
-        from graphfreeze.batch.ray_executor import RayExecutor
-
-        return RayExecutor(address, jobs, timeout, recycle_after, fail_fast)
-    raise ConfigError(f"--executor {kind}: choose local or ray")

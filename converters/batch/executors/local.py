@@ -15,7 +15,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
+from typing import ClassVar
 
+from graphfreeze.batch.executors.base import ExecutorOptions
 from graphfreeze.batch.results import JobOutcome
 
 
@@ -67,11 +69,18 @@ class _Worker:
 
 @dataclass
 class LocalExecutor:
+    name: ClassVar[str] = "local"
+    summary: ClassVar[str] = "worker processes on this machine"
     jobs: int = field(default_factory=default_jobs)
     timeout: float | None = None
     recycle_after: int = 8
     fail_fast: bool = False
     _root: str = field(default="", init=False, repr=False)  # the workers' temp dirs (a run's)
+
+    @classmethod
+    def create(cls, options: ExecutorOptions) -> LocalExecutor:
+        return cls(options.jobs or default_jobs(), options.timeout, options.recycle_after,
+                   options.fail_fast)
 
     def run(self, tasks: list[tuple], on_done: Callable[[object, JobOutcome, int], None]) -> None:
         """Run each (key, args) task as convert_job(*args); on_done(key, result, attempts)."""

@@ -8,18 +8,27 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
+from graphfreeze.batch.executors.base import ExecutorOptions
 from graphfreeze.batch.results import JobOutcome
 from graphfreeze.errors import ConfigError
 
 
 @dataclass
 class RayExecutor:
+    name: ClassVar[str] = "ray"
+    summary: ClassVar[str] = "Ray tasks on a cluster (--address) or a local Ray"
     address: str | None = None
     jobs: int | None = None
     timeout: float | None = None
     recycle_after: int = 8
     fail_fast: bool = False
+
+    @classmethod
+    def create(cls, options: ExecutorOptions) -> RayExecutor:
+        return cls(options.address, options.jobs, options.timeout, options.recycle_after,
+                   options.fail_fast)
 
     def run(self, tasks: list[tuple], on_done: Callable[[object, JobOutcome, int], None]) -> None:
         import os
