@@ -24,7 +24,7 @@ if "--debug" in sys.argv:  # TensorFlow's C++ logs on (graphfreeze sets them off
 import click  # noqa: E402
 from graphfreeze import __version__  # noqa: E402
 from graphfreeze.names import parse_names  # noqa: E402
-from graphfreeze_cli import running  # noqa: E402
+from graphfreeze_cli import flags, running  # noqa: E402
 from graphfreeze_cli.batch import batch_command  # noqa: E402
 from graphfreeze_cli.running import closed_pipe_ok, quiet_tensorflow, run  # noqa: E402
 
@@ -82,16 +82,11 @@ def main() -> None:
     """Freeze TensorFlow models into clean, verified, device-ready artifacts."""
 
 
-KIND_FLAGS = {"ckpt": "checkpoint", "saved_model": "saved_model", "keras_file": "keras",
-              "graph_file": "frozen_graph"}  # the built-in sources' --flags
-
-
-def _source_options(meta, step, tag, signature, custom_objects, extra) -> dict:
+def _source_options(values: dict, extra) -> dict:
     """The source options given on the command line (each source takes those it knows)."""
     import tomllib
 
-    given = {"meta": meta, "step": step, "tag": tag, "signature": signature,
-             "custom_objects": tuple(custom_objects) or None}
+    given = flags.given("source", values)
     for item in extra:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
@@ -100,38 +95,25 @@ def _source_options(meta, step, tag, signature, custom_objects, extra) -> dict:
             given[key.strip()] = tomllib.loads(f"v = {value}")["v"]
         except tomllib.TOMLDecodeError:
             given[key.strip()] = value
-    return {k: v for k, v in given.items() if v is not None}
+    return given
 
 
 def source_flags(func):
     """Options naming the model's source kind and the options sources take."""
-    for decorator in reversed([
-        click.option("--kind", default="auto", show_default=True, metavar="NAME",
-                     help="Source kind (see `freeze targets`); default: detected from files."),
-        click.option("--meta", metavar="PATH", help="Meta graph file (default: PREFIX.meta)."),
-        click.option("--step", type=int, metavar="N", help="Checkpoint step in a model_dir."),
-        click.option("--tag", metavar="TAG", help="SavedModel meta graph tag (default: serve)."),
-        click.option("--signature", metavar="KEY",
-                     help="SavedModel signature (default: serving_default)."),
-        click.option("--custom-objects", multiple=True, metavar="MODULE:ATTR",
-                     help="Keras custom layer/function to load with (repeatable)."),
-        click.option("--source-option", "source_option", multiple=True, metavar="KEY=VALUE",
-                     help="An option of a plugin source (repeatable)."),
-        click.option("--unsafe", is_flag=True,
-                     help="Trust the model: allow code stored in it (Keras Lambda layers) and "
-                          "ops that touch the host's files or network."),
-    ]):
-        func = decorator(func)
-    return func
+    func = click.option("--unsafe", is_flag=True,
+                        help="Trust the model: allow code stored in it (Keras Lambda layers) and "
+                             "ops that touch the host's files or network.")(func)
+    func = click.option("--source-option", "source_option", multiple=True, metavar="KEY=VALUE",
+                        help="An option of a plugin source (repeatable).")(func)
+    func = flags.options("source")(func)
+    return click.option("--kind", default="auto", show_default=True, metavar="NAME",
+                        help="Source kind (see `freeze targets`); default: detected from "
+                             "files.")(func)
 
 
 @main.command("convert")
 @click.argument("path", required=False, metavar="[PATH]")
-@click.option("--ckpt", "ckpt", metavar="PREFIX|MODEL_DIR",
-              help="Checkpoint prefix (model.ckpt-200) or an Estimator-style model_dir.")
-@click.option("--saved-model", metavar="DIR", help="SavedModel directory (TF1 or TF2).")
-@click.option("--keras", "keras_file", metavar="FILE", help="Keras model file (.keras or .h5).")
-@click.option("--graph", "graph_file", metavar="FILE", help="Frozen graph (.pb or .pbtxt).")
+@flags.kind_flags
 @source_flags
 @click.option("--outputs", "outputs", multiple=True, metavar="NAMES",
               help="Output node or tensor names, comma-separated (probs or probs:0).")
@@ -143,23 +125,10 @@ def source_flags(func):
               help="Output file (one target) or DIR/ (default: beside the model).")
 @click.option("--force", is_flag=True, help="Overwrite existing outputs.")
 @click.option("--no-verify", is_flag=True, help="Skip comparing against the original model.")
-@click.option("--explain", is_flag=True,
-              help="Also locate where each artifact diverges from the original (always done "
-                   "when verification fails).")
-@click.option("--tolerance", type=float, metavar="X",
-              help="Max abs difference allowed by verification (default: the target's).")
-@click.option("--as-text", is_flag=True, help="server: write saved_model.pbtxt (text) instead.")
-@click.option("--opset", type=int, metavar="N",
-              help="onnx: ONNX opset (default: newest tf2onnx and onnxruntime both support).")
-@click.option("--allow-tf-ops", is_flag=True,
-              help="tflite*: let ops TFLite lacks run as TensorFlow kernels (SELECT_TF_OPS).")
-@click.option("--calibration", metavar="FILE.npz",
-              help="edge-int8: representative inputs, one array per input name.")
+@flags.options("stage")
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
-def convert_command(path, ckpt, saved_model, keras_file, graph_file, kind, meta, step, tag,
-                    signature, custom_objects, source_option, unsafe, outputs, inputs, targets,
-                    output, force, no_verify, explain, tolerance, as_text, opset, allow_tf_ops,
-                    calibration, debug):
+def convert_command(path, kind, source_option, unsafe, outputs, inputs, targets, output, force,
+                    no_verify, debug, **values):
     """Freeze a model: variables to constants, training ops stripped, exported, verified.
 
     PATH is any model (kind detected from the files); or name it with --ckpt, --saved-model,
@@ -172,27 +141,22 @@ def convert_command(path, ckpt, saved_model, keras_file, graph_file, kind, meta,
     """
     from graphfreeze.convert import Request
 
-    named = {"ckpt": ckpt, "saved_model": saved_model, "keras_file": keras_file,
-             "graph_file": graph_file}
-    if kind != "auto" and any(named.values()):
-        raise click.UsageError("give --kind with PATH, not with --ckpt, --saved-model, --keras "
-                               "or --graph (they name the kind already)")
+    named = flags.kinds_given(values)
+    kind_flags = ", ".join(s.flag for s in flags.sources() if s.flag)
+    if kind != "auto" and named:
+        raise click.UsageError(f"give --kind with PATH, not with {kind_flags} (they name the "
+                               "kind already)")
     given = [(kind, path)] if path else []
-    given += [(KIND_FLAGS[flag], value) for flag, value in named.items() if value]
+    given += named
     if len(given) != 1:
-        raise click.UsageError("give one model: PATH, --ckpt, --saved-model, --keras or --graph")
+        raise click.UsageError(f"give one model: PATH, {kind_flags}")
     kind, source = given[0]
-
-    given = {"tolerance": tolerance, "opset": opset, "calibration": calibration,
-             "as_text": as_text or None, "allow_tf_ops": allow_tf_ops or None,
-             "explain": explain or None}
-    overrides = {k: v for k, v in given.items() if v is not None}
     request = Request(source=source, kind=kind, unsafe=unsafe,
-                      source_options=_source_options(meta, step, tag, signature, custom_objects,
-                                                     source_option),
+                      source_options=_source_options(values, source_option),
                       outputs=tuple(parse_names(outputs)), inputs=tuple(parse_names(inputs)),
                       targets=tuple(parse_names(targets)) or ("android",),
-                      output=output, force=force, verify=not no_verify, overrides=overrides)
+                      output=output, force=force, verify=not no_verify,
+                      overrides=flags.given("stage", values), flags=True)
     run(lambda: _convert(request, debug), debug)
 
 
@@ -230,8 +194,7 @@ def targets_command():
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (stable keys).")
 @source_flags
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
-def inspect_command(path, as_json, kind, meta, step, tag, signature, custom_objects,
-                    source_option, unsafe, debug):
+def inspect_command(path, as_json, kind, source_option, unsafe, debug, **values):
     """Tell what a model is: kind, variables, signatures, likely inputs and outputs, op counts,
     size, and per target the ops it cannot take."""
 
@@ -241,7 +204,7 @@ def inspect_command(path, as_json, kind, meta, step, tag, signature, custom_obje
         from graphfreeze.inspect import inspect
         from graphfreeze_cli import show
 
-        options = _source_options(meta, step, tag, signature, custom_objects, source_option)
+        options = _source_options(values, source_option)
         report = inspect(path, kind=kind, options=options, unsafe=unsafe,
                          on_load=lambda: quiet_tensorflow(debug))  # a wrong path: said first
         if as_json:

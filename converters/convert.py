@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from graphfreeze import memory, names, plan, storage
 from graphfreeze.errors import InputError, OutputError
+from graphfreeze.options import paths_of
 from graphfreeze.plugins import Source
 from graphfreeze.registry import Registry
 from graphfreeze.sidecar import Sidecar
@@ -35,15 +36,24 @@ class Request:
     output: str | None = None
     force: bool = False
     verify: bool = True
-    overrides: dict = field(default_factory=dict)  # stage options from the command line
+    overrides: dict = field(default_factory=dict)  # stage options, for every target
+    target_options: dict = field(default_factory=dict)  # target -> its own stage options
+    flags: bool = False  # the options came from the command line: errors name the flags
 
     def __post_init__(self):
-        from graphfreeze.paths import expand_paths
-
         for name in ("source", "output"):  # `~/models/x` from a manifest or a quoted flag
             object.__setattr__(self, name, storage.expand(getattr(self, name)))
-        for name in ("source_options", "overrides"):  # --meta, --calibration
-            object.__setattr__(self, name, expand_paths(getattr(self, name)))
+
+
+def _expanded(request: Request, registry: Registry) -> Request:
+    """`request` with its path options (declared `path=True`) expanded."""
+    from graphfreeze.paths import expand_paths
+
+    keys = paths_of(registry.option_classes("stage")) | paths_of(registry.option_classes("source"))
+    return dataclasses.replace(
+        request, source_options=expand_paths(request.source_options, keys),
+        overrides=expand_paths(request.overrides, keys),
+        target_options={t: expand_paths(o, keys) for t, o in request.target_options.items()})
 
 
 @dataclass(frozen=True)
@@ -89,8 +99,10 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     from graphfreeze.sources.detect import resolve
 
     registry = registry or Registry.default()
+    request = _expanded(request, registry)
     plans = plan.build(registry, list(request.targets), request.overrides,
-                       skip=set() if request.verify else {"verify"})
+                       skip=set() if request.verify else {"verify"},
+                       target_options=request.target_options, flags=request.flags)
     source, options = resolve(request.source, request.kind, request.source_options, registry)
     paths = output_paths(request, plans, source.stem(request.source, options))
     sidecars = {t: p + ".json" for t, p in paths.items()}

@@ -21,10 +21,12 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
     from graphfreeze.sources.detect import resolve
 
     registry = registry or Registry.default()
+    from graphfreeze.options import paths_of
     from graphfreeze.paths import expand_paths
 
     path = storage.expand(path)
-    source, source_options = resolve(path, kind, expand_paths(options or {}), registry)
+    path_keys = paths_of(registry.option_classes("source"))
+    source, source_options = resolve(path, kind, expand_paths(options or {}, path_keys), registry)
     on_load()
     described = source.describe(path, source_options, unsafe)
     graph_def = _drop_shape_hints(described.pop("graph"))
@@ -59,27 +61,34 @@ def _drop_shape_hints(graph_def):
 
 
 def op_gaps(graph_def, candidates, registry, where: str = "the graph") -> list:
-    """OpGaps of every export stage some target uses (once per stage), sorted by label. A graph
+    """OpGaps of every format some target uses (once per format; a format whose requirements
+    are not installed is skipped, saying so), sorted by label. A graph
     TensorFlow cannot import there (a damaged file) is an InputError naming `where`."""
     import tensorflow as tf
     from graphfreeze.describe import compute_ops, inference_graph
     from graphfreeze.errors import InputError, first_line
+    from graphfreeze.plugins import OpGaps
 
     try:
         graph = inference_graph(graph_def, candidates)
     except Exception:  # noqa: BLE001 -- then judge the ops of the graph as it is
         graph = graph_def
     ops = compute_ops(graph)
-    stages = {}
+    formats = {}
     for name in registry.target_names():
         for use in registry.target(name).stages:
-            stage = registry.stage(use.use)
-            if stage.gaps is not None:
-                stages[stage.name] = stage
+            fmt = registry.format_of(use.use)
+            if fmt is not None and fmt.gaps is not None:
+                formats[fmt.name] = fmt
     gaps = []
-    for stage in stages.values():
+    for fmt in formats.values():
+        missing = fmt.missing()
+        if missing:  # judged by the format's own library, which is not installed
+            gaps.append(OpGaps(fmt.name, [], f"{fmt.name}: skipped, needs {', '.join(missing)}: "
+                               f"pip install 'graphfreeze[{fmt.extra}]'", {"skipped": True}))
+            continue
         try:
-            gaps.append(stage.gaps(graph, ops))
+            gaps.append(fmt.gaps(graph, ops))
         except (ValueError, TypeError, tf.errors.OpError) as err:
             raise InputError(f"{where}: TensorFlow cannot import the graph ({first_line(err)}); "
                              "fix or re-export the graph") from err

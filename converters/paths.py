@@ -35,6 +35,6 @@ def expand(path: str | None) -> str | None:
     return path if path is None or is_remote(path) else os.path.expanduser(path)
 
 
-def expand_paths(options: dict, keys=("meta", "calibration")) -> dict:
-    """`options` with the paths among them (`--meta`, `--calibration`) expanded."""
+def expand_paths(options: dict, keys: set[str]) -> dict:
+    """`options` with the paths among them (the option names in `keys`) expanded."""
     return {k: expand(v) if k in keys and isinstance(v, str) else v for k, v in options.items()}

@@ -9,7 +9,7 @@ from typing import Any
 
 from graphfreeze import memory
 from graphfreeze.errors import ConfigError
-from graphfreeze.options import option_names, parse_options
+from graphfreeze.options import flag_of, option_names, parse_options
 from graphfreeze.plugins import Stage, Target
 from graphfreeze.registry import Registry
 
@@ -33,25 +33,39 @@ class TargetPlan:
 
 
 def build(registry: Registry, target_names: list[str], overrides: dict | None = None,
-          skip: set[str] = frozenset()) -> list[TargetPlan]:
+          skip: set[str] = frozenset(), target_options: dict | None = None,
+          flags: bool = False) -> list[TargetPlan]:
     """Resolve targets and stages, parse options (plus `overrides` where a stage has that
-    option), drop stages named in `skip`, and check each stage gets the kind it consumes."""
-    overrides = overrides or {}
+    option, and `target_options[target]` for that target's stages), drop stages named in
+    `skip`, and check each stage gets the kind it consumes. `flags`: the overrides came from
+    the command line, so errors name them as flags."""
+    overrides, target_options = overrides or {}, target_options or {}
     if len(set(target_names)) != len(target_names):
         raise ConfigError(f"target given twice in {', '.join(target_names)}")
+    for name in target_options:
+        registry.target(name)  # a misspelled target: unknown, with did-you-mean
     used_overrides: set[str] = set()
     plans = []
     for name in target_names:
         target = registry.target(name)
+        own, used_own = target_options.get(name, {}), set()
         steps, kind = [], FIRST_KIND
         for use in target.stages:
             if use.use in skip:
                 continue
             stage = registry.stage(use.use)
             where = f"target '{name}', stage '{use.use}'"
-            extra = {k: v for k, v in overrides.items() if k in option_names(stage.options)}
+            names = option_names(stage.options)
+            extra = {k: v for k, v in overrides.items() if k in names}
+            mine = {k: v for k, v in own.items() if k in names}
             used_overrides |= set(extra)
-            options = parse_options(stage.options, {**use.options, **extra}, where)
+            used_own |= set(mine)
+
+            def spell(option: str, cls=stage.options, extra=extra, mine=mine) -> str:
+                return flag_of(cls, option) if flags and option in extra and option not in mine \
+                    else option
+
+            options = parse_options(stage.options, {**use.options, **extra, **mine}, where, spell)
             if hasattr(options, "passes"):  # graph passes, by name: resolved here, once
                 try:
                     passes = tuple(registry.graph_pass(n) for n in options.passes)
@@ -68,12 +82,16 @@ def build(registry: Registry, target_names: list[str], overrides: dict | None = 
                                   "reorder the target's stages")
             kind = stage.produces
             steps.append(Step(stage, options))
+        if set(own) - used_own:
+            raise ConfigError(f"option {', '.join(sorted(set(own) - used_own))} applies to no "
+                              f"stage of target '{name}'")
         if not any(s.stage.suffix for s in steps):
             raise ConfigError(f"target '{name}' has no stage that writes a file")
         plans.append(TargetPlan(target, tuple(steps)))
     unused = set(overrides) - used_overrides
     if unused:
-        raise ConfigError(f"option {', '.join(sorted(unused))} applies to no stage of "
+        shown = sorted("--" + u.replace("_", "-") if flags else u for u in unused)
+        raise ConfigError(f"option {', '.join(shown)} applies to no stage of "
                           f"{', '.join(target_names)}")
     return plans
 

@@ -47,8 +47,6 @@ class Stage:
     # Called with the state the stage before this one gets, just before that stage runs, so
     # slow work this stage will need can start early and overlap it (verify's reference run).
     prepare: Callable[[Any, Any], None] | None = None
-    # Export stages: which of a graph's op types (a set) their format cannot take.
-    gaps: Callable[[Any, set], OpGaps] | None = None
 
 
 @dataclass(frozen=True)

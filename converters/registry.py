@@ -201,6 +201,11 @@ class Registry:
     def executor(self, name: str) -> type:
         return self._get("executor", name)
 
+    def option_classes(self, kind: str) -> list[type]:
+        """The options dataclasses of every stage (kind "stage") or source ("source")."""
+        items = [self.stage(n) for n in self.names("stage")] if kind == "stage" else self.sources()
+        return [item.options for item in items]
+
     def sources(self) -> list[Source]:
         """Every source, in detection order."""
         return sorted((self.source(n) for n in self.names("source")), key=lambda s: (s.order, s.name))

@@ -108,8 +108,8 @@ def test_post_init_value_error_becomes_a_config_error():
 def test_real_stage_options_check_their_values():
     from graphfreeze.formats.tflite.export import TFLiteOptions
 
-    with pytest.raises(ConfigError, match="quantize must be one of none, fp16, dynamic, int8, "
-                                          "not 'int4'"):
+    with pytest.raises(ConfigError, match="quantize 'int4': choose one of none, fp16, dynamic, "
+                                          "int8"):
         parse_options(TFLiteOptions, {"quantize": "int4"}, "stage 'export_tflite'")
     got = parse_options(TFLiteOptions, {"quantize": "int8", "calibration_samples": 10}, "s")
     assert got.quantize == "int8" and got.calibration_samples == 10 and got.calibration is None
@@ -118,3 +118,42 @@ def test_real_stage_options_check_their_values():
 def test_option_names():
     assert option_names(Checked) == {"low", "high"}
     assert option_names(NoOptions) == set()
+
+
+def test_a_refused_value_is_named_as_the_user_spelled_it(tmp_path, freeze, samples):
+    """One option, three spellings: the key of a target TOML, the flag on the command line,
+    the key (and line) in a manifest."""
+    from graphfreeze.formats.onnx.export import OnnxOptions
+
+    with pytest.raises(ConfigError, match=r"^targets/onnx.toml: opset 999: this install converts"):
+        parse_options(OnnxOptions, {"opset": 999}, "targets/onnx.toml")
+    with pytest.raises(ConfigError, match=r"^x: --opset 999: this install converts"):
+        parse_options(OnnxOptions, {"opset": 999}, "x", lambda name: "--" + name)
+    ckpt = samples / "iris" / "model.ckpt-200"
+    result = freeze("--ckpt", ckpt, "--outputs", "probs", "--target", "onnx", "--opset", "999",
+                    "-o", tmp_path / "m.onnx")
+    assert result.exit_code == 6 and "--opset 999: this install converts" in result.stderr
+    result = freeze("--ckpt", ckpt, "--outputs", "probs", "--tolerance", "-1",
+                    "-o", tmp_path / "m.pb")
+    assert result.exit_code == 6 and "--tolerance -1.0: give a number >= 0" in result.stderr
+    (tmp_path / "models.toml").write_text(
+        f'schema_version = 1\n[[model]]\nsource = "{ckpt}"\noutputs = "probs"\n'
+        'targets = ["onnx"]\nopset = 999\n')
+    result = freeze("batch", tmp_path / "models.toml")
+    assert result.exit_code == 6
+    assert "models.toml:2: " in result.stderr and ": opset 999: this install" in result.stderr
+
+
+def test_the_cache_key_hashes_the_fields_declared_to_feed_it():
+    from dataclasses import dataclass
+
+    from graphfreeze.batch.cache import keyed_options
+    from graphfreeze.options import option
+
+    @dataclass(frozen=True)
+    class Logged:
+        level: int = option(1, cache=False)  # changes no output byte
+        size: int = option(2)
+
+    assert keyed_options(Logged(level=5, size=3)) == keyed_options(Logged(level=1, size=3))
+    assert keyed_options(Logged(size=3)) != keyed_options(Logged(size=4))

@@ -35,7 +35,7 @@ def test_ill_typed_option_is_refused():
 def test_option_values_checked_together_are_refused_before_work():
     registry = registry_with({"name": "t", "stages": [
         {"use": "freeze_variables"}, {"use": "export_tflite", "quantize": "int4"}]})
-    with pytest.raises(ConfigError, match="stage 'export_tflite': quantize must be one of none"):
+    with pytest.raises(ConfigError, match="stage 'export_tflite': quantize 'int4': choose one of none"):
         plan.build(registry, ["t"])
 
 

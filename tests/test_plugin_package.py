@@ -1,6 +1,7 @@
 """A third-party plugin package, installed for real (a dist-info with entry points on sys.path),
-adds a model source kind and a target with its own export stage. `freeze`, `freeze inspect` and
-`freeze targets` use them with no change to the CLI or the built-ins."""
+adds a model source kind, an artifact format (its export stage and gaps) and a target using it.
+`freeze`, `freeze inspect` and `freeze targets` use them with no change to the CLI or the
+built-ins."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.errors import InputError
-from graphfreeze.plugins import OpGaps, Source, Stage
+from graphfreeze.plugins import Format, OpGaps, Source, Stage
 from graphfreeze.sources.frozen import FrozenModel
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
@@ -96,9 +97,23 @@ class ExportOptions:
     compress: bool = True
 
 
+def zip_runner(data, inputs, outputs):
+    """The acme runtime: runs the graph as written into the zip."""
+    from graphfreeze.graph.session import run_graph_def
+
+    def run(feeds):
+        from tensorflow.core.framework import graph_pb2
+
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            written = graph_pb2.GraphDef.FromString(z.read("graph.pb"))
+        return run_graph_def(written, {i.name: feeds[i.name] for i in inputs},
+                             [o.name for o in outputs])
+
+    return run
+
+
 def export(state, options):
     from graphfreeze.graph.graphdefs import op_counts
-    from graphfreeze.graph.session import run_graph_def
 
     ops = op_counts(state.graph_def)
     graph_bytes = state.graph_def.SerializeToString(deterministic=True)
@@ -112,13 +127,7 @@ def export(state, options):
     state.files.put(state.output_path, data)
     inputs, outputs = io_infos(state)
 
-    def run(feeds):  # runs the graph as written into the zip
-        from tensorflow.core.framework import graph_pb2
-
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            written = graph_pb2.GraphDef.FromString(z.read("graph.pb"))
-        return run_graph_def(written, {i.name: feeds[i.name] for i in inputs},
-                             [o.name for o in outputs])
+    run = zip_runner(data, inputs, outputs)
 
     artifact = Artifact(path=state.output_path, sha256=hashlib.sha256(data).hexdigest(),
                         size=len(data), format="acme_zip", inputs=inputs, outputs=outputs,
@@ -133,9 +142,10 @@ def gaps(graph_def, ops):
                   {"runtime": "acme-1"})
 
 
-def export_stage():
-    return Stage("acme_export", export, "graph", "artifact", ExportOptions,
-                 "zip of the graph and its op list", suffix=".acme.zip", gaps=gaps)
+def acme_format():
+    stage = Stage("acme_export", export, "graph", "artifact", ExportOptions,
+                  "zip of the graph and its op list", suffix=".acme.zip")
+    return Format("acme", stage, runtime=zip_runner, gaps=gaps, requires=("zipfile",))
 
 
 TARGET = {
@@ -150,8 +160,8 @@ ENTRY_POINTS = """\
 [graphfreeze.sources]
 acme_zip = gf_acme:AcmeZipSource
 
-[graphfreeze.stages]
-acme_export = gf_acme:export_stage
+[graphfreeze.formats]
+acme = gf_acme:acme_format
 
 [graphfreeze.targets]
 acme = gf_acme:TARGET

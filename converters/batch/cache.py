@@ -59,14 +59,12 @@ def job_key(job) -> str:
     request = prepared.request
     source = prepared.source
     files = source.files(request.source, prepared.source_options)
-    calibration = request.overrides.get("calibration")
-    read = {path: _file_digest(path) for path in sorted({*files, *([calibration] if calibration
-                                                                   else [])})}
+    read = {path: _file_digest(path) for path in sorted({*files, *_option_files(prepared)})}
     targets = []
     for plan in prepared.plans:
         targets.append({
             "target": plan.target.name, "provider": plan.target.provider,
-            "stages": [{"name": s.stage.name, "options": repr(s.options),
+            "stages": [{"name": s.stage.name, "options": keyed_options(s.options),
                         "provider": prepared.registry.provider("stage", s.stage.name),
                         "code": _code_digest(s.stage.run)} for s in plan.steps]})
     canonical = {
@@ -74,6 +72,7 @@ def job_key(job) -> str:
         "source_options": repr(prepared.source_options), "unsafe": request.unsafe,
         "outputs": request.outputs, "inputs": request.inputs, "verify": request.verify,
         "overrides": sorted(request.overrides.items()),
+        "target_options": sorted((t, sorted(o.items())) for t, o in request.target_options.items()),
         "files": {os.path.relpath(p, os.path.dirname(request.source.rstrip("/")) or ".")
                   if not storage.is_remote(p) else p: d for p, d in read.items()},
         "targets": targets, "names": {t: storage.basename(p) for t, p in prepared.paths.items()},
@@ -86,6 +85,27 @@ def job_key(job) -> str:
         "environment": _environment()}
     text = json.dumps(canonical, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def keyed_options(options) -> str:
+    """A stage's options as the key hashes them: the fields declared to feed it (`cache=True`,
+    the default; one that changes no output byte, e.g. a log level, says `cache=False`)."""
+    import dataclasses
+
+    from graphfreeze.options import meta
+
+    return repr({f.name: getattr(options, f.name) for f in dataclasses.fields(options)
+                 if meta(f, "cache", True)})
+
+
+def _option_files(prepared) -> list[str]:
+    """The files stage options name (declared `path=True`: an int8 calibration set)."""
+    from graphfreeze.options import paths_of
+
+    keys = paths_of(prepared.registry.option_classes("stage"))
+    request = prepared.request
+    tables = [request.overrides, *request.target_options.values()]
+    return [v for table in tables for k, v in table.items() if k in keys and isinstance(v, str)]
 
 
 def _module_digest(module: str) -> str:

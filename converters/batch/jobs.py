@@ -35,16 +35,11 @@ def request_for(spec: JobSpec) -> Request:
     """What `freeze SOURCE ...` with the spec's options asks for, writing into
     {out_dir}/{name}/."""
     o = spec.options
-    source_options = {"meta": o.meta, "step": o.step, "tag": o.tag, "signature": o.signature,
-                      "custom_objects": o.custom_objects or None, **(o.source_options or {})}
-    overrides = {"tolerance": o.tolerance, "opset": o.opset, "calibration": o.calibration,
-                 "as_text": o.as_text or None, "allow_tf_ops": o.allow_tf_ops or None}
-    return Request(source=spec.source, kind=o.kind,
-                   source_options={k: v for k, v in source_options.items() if v is not None},
+    return Request(source=spec.source, kind=o.kind, source_options=dict(o.source_options or {}),
                    unsafe=o.unsafe, outputs=o.outputs, inputs=o.inputs, targets=o.targets,
                    output=storage.join(o.out_dir, spec.name) + "/", force=o.force,
-                   verify=o.verify, overrides={k: v for k, v in overrides.items()
-                                               if v is not None})
+                   verify=o.verify, overrides=dict(o.stage_options or {}),
+                   target_options=dict(o.target_options or {}))
 
 
 def prepare_jobs(specs: list[JobSpec], registry) -> list[Job]:

@@ -1,15 +1,23 @@
 """The batch manifest (`models.toml`): validated whole, before any model is opened.
 
     schema_version = 1
-    [defaults]                    # any job option, spelled as the long flag with _ for -
+    [defaults]                    # any job option, in [defaults] or per [[model]]
     targets = ["android"]
     out_dir = "dist"              # each model's artifacts go to {out_dir}/{name}/
+    tolerance = 1e-4              # any stage option, by its name (explain, opset, ...)
+    [defaults.target_options.edge-int8]
+    calibration_samples = 50      # a stage option for one target only
     [[model]]
     name = "iris"                 # optional: derived from the source path, unique
     source = "runs/iris"          # any PATH `freeze` takes; relative to the manifest's folder
     outputs = ["probs"]
     [[model]]
     source = "exports/*/saved_model"   # a glob: one job per match
+    tag = "serve"                 # any source option, by its name
+
+Keys are the job options below, plus every stage and source option by its field name (declared
+once, in the stage's or source's options dataclass); paths among them (declared `path=True`) are
+relative to the manifest's folder.
 
 Every mistake is a ConfigError naming `models.toml:LINE` and the fix (exit 6).
 """
@@ -35,23 +43,15 @@ SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class JobOptions:
-    """Every option `freeze` takes, per model or in [defaults]."""
+    """A job's options: what to convert and where, plus the stage and source options given."""
 
     outputs: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()
     targets: tuple[str, ...] = ("android",)
     kind: str = "auto"
-    tag: str | None = None
-    signature: str | None = None
-    step: int | None = None
-    meta: str | None = None
-    custom_objects: tuple[str, ...] = ()
-    source_options: dict | None = None  # options of plugin sources
-    opset: int | None = None
-    tolerance: float | None = None
-    calibration: str | None = None
-    allow_tf_ops: bool = False
-    as_text: bool = False
+    source_options: dict | None = None  # source options (tag, meta, a plugin source's ...)
+    stage_options: dict | None = None  # stage options for every target (tolerance, opset, ...)
+    target_options: dict | None = None  # target -> stage options for that target only
     unsafe: bool = False
     verify: bool = True
     force: bool = True  # the batch owns {out_dir}/{name}/; false refuses existing outputs
@@ -90,7 +90,16 @@ def _line_map(text: str) -> dict:
     return lines
 
 
-def parse_manifest(path: str) -> list[JobSpec]:
+def _options_of(registry) -> tuple[set[str], set[str], set[str]]:
+    """(stage option names, source option names, path option names) the registry declares."""
+    from graphfreeze.options import option_names, paths_of
+
+    stage, source = registry.option_classes("stage"), registry.option_classes("source")
+    return (set().union(*map(option_names, stage)), set().union(*map(option_names, source)),
+            paths_of(stage) | paths_of(source))
+
+
+def parse_manifest(path: str, registry) -> list[JobSpec]:
     """The jobs a manifest declares (globs expanded), each checked: keys, values, sources that
     exist, unique names. Paths are made relative to the manifest's folder."""
     try:
@@ -112,18 +121,22 @@ def parse_manifest(path: str) -> list[JobSpec]:
     if unknown:
         raise ConfigError(f"{at('top', unknown[0])}: unknown key '{unknown[0]}' (keys: "
                           "schema_version, [defaults], [[model]])")
+    declared = _options_of(registry)
     defaults = data.get("defaults", {})
-    _check_keys(defaults, set(), lambda k: at("defaults", k), "[defaults]")
+    _check_keys(defaults, set(), lambda k: at("defaults", k), "[defaults]", declared)
     models = data.get("model", [])
     if not isinstance(models, list) or not models:
         raise ConfigError(f"{path}:1: no [[model]] entries; add one with source = \"PATH\"")
     folder = storage.dirname(path)
     specs = []
     for i, entry in enumerate(models):
-        _check_keys(entry, {"name", "source"}, lambda k, i=i: at("model", i, k), "[[model]]")
+        _check_keys(entry, {"name", "source"}, lambda k, i=i: at("model", i, k), "[[model]]",
+                    declared)
         where = at("model", i)
         raw = {**defaults, **{k: v for k, v in entry.items() if k not in ("name", "source")}}
-        options = _job_options(raw, where, folder)
+        raw["target_options"] = _merged(defaults.get("target_options"),
+                                        entry.get("target_options"), where)
+        options = _job_options(raw, where, folder, declared)
         source = entry.get("source")
         if not isinstance(source, str) or not source:
             raise ConfigError(f"{where}: [[model]] needs source = \"PATH\" (a checkpoint, "
@@ -144,18 +157,21 @@ def parse_manifest(path: str) -> list[JobSpec]:
     return named(specs, folder)
 
 
-def specs_from_paths(paths: list[str], raw: dict) -> list[JobSpec]:
+def specs_from_paths(paths: list[str], raw: dict, registry) -> list[JobSpec]:
     """Jobs for `freeze batch PATH...`: one per path (globs expanded), shared options."""
-    options = _job_options(raw, "command line", "")
+    declared = _options_of(registry)
+    _check_keys(raw, set(), lambda k: "command line", "the options", declared)
+    options = _job_options(raw, "command line", "", declared)
     specs = [JobSpec("", match, options, "command line")
              for path in paths for match in _expand_source(path, path)]
     return named(specs, "")
 
 
-def _check_keys(table, allowed_extra: set[str], at, what: str) -> None:
+def _check_keys(table, allowed_extra: set[str], at, what: str, declared) -> None:
     if not isinstance(table, dict):
         raise ConfigError(f"{at('')}: {what} must be a table")
-    known = option_names(JobOptions) | allowed_extra
+    stage, source, _ = declared
+    known = (option_names(JobOptions) - {"stage_options"}) | stage | source | allowed_extra
     for key in table:
         if key not in known:
             close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
@@ -164,20 +180,47 @@ def _check_keys(table, allowed_extra: set[str], at, what: str) -> None:
                               f"{', '.join(sorted(known))})")
 
 
-def _job_options(raw: dict, where: str, folder: str) -> JobOptions:
+def _merged(defaults, model, where: str) -> dict | None:
+    """[defaults.target_options.T] and [model.target_options.T], the model's winning per key."""
+    merged: dict = {}
+    for table in (defaults, model):
+        if table is None:
+            continue
+        if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+            raise ConfigError(f"{where}: target_options must be tables, e.g. "
+                              "[model.target_options.edge-int8] calibration_samples = 50")
+        for target, options in table.items():
+            merged[target] = {**merged.get(target, {}), **options}
+    return merged or None
+
+
+def _job_options(raw: dict, where: str, folder: str, declared) -> JobOptions:
+    stage, source, path_keys = declared
     raw = {k: ([v] if isinstance(v, str) else v)
            if k in ("outputs", "inputs", "targets", "custom_objects") else v
-           for k, v in raw.items()}
+           for k, v in raw.items() if v is not None}
     for key in ("outputs", "inputs", "targets"):  # "a,b" as on the command line
         if isinstance(raw.get(key), list) and all(isinstance(v, str) for v in raw[key]):
             raw[key] = parse_names(raw[key])
-    options = parse_options(JobOptions, raw, where)
-    if folder:  # paths in a manifest are relative to its folder
-        rel = {k: storage.join(folder, getattr(options, k)) for k in ("meta", "calibration",
-                                                                     "out_dir")
-               if getattr(options, k) and not _absolute(getattr(options, k))}
-        options = dataclasses.replace(options, **rel)
-    return options
+    job_keys = option_names(JobOptions)
+    stage_options = {k: raw.pop(k) for k in list(raw) if k not in job_keys and k in stage}
+    source_options = {**{k: raw.pop(k) for k in list(raw) if k not in job_keys and k in source},
+                      **(raw.pop("source_options", None) or {})}
+    options = parse_options(JobOptions, {**raw, "stage_options": stage_options or None,
+                                         "source_options": source_options or None}, where)
+
+    def relative(table: dict | None) -> dict | None:  # paths are relative to the manifest
+        if not table or not folder:
+            return table
+        return {k: storage.join(folder, v) if k in path_keys and isinstance(v, str) and
+                not _absolute(v) else v for k, v in table.items()}
+
+    out_dir = options.out_dir if not folder or _absolute(options.out_dir) else \
+        storage.join(folder, options.out_dir)
+    targets = {t: relative(o) for t, o in (options.target_options or {}).items()} or None
+    return dataclasses.replace(options, out_dir=out_dir, stage_options=relative(options.stage_options),
+                               source_options=relative(options.source_options),
+                               target_options=targets)
 
 
 def _absolute(path: str) -> bool:

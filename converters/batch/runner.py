@@ -44,7 +44,8 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
     start = time.monotonic()
     registry = registry or Registry.default()
     chosen_executor = registry.executor(executor)  # an unknown name: said before any work
-    specs = parse_manifest(manifest) if manifest else specs_from_paths(paths or [], options or {})
+    specs = parse_manifest(manifest, registry) if manifest else \
+        specs_from_paths(paths or [], options or {}, registry)
     chosen = joblib.parse_shard(shard) if shard else None
     mine = [s for s in specs if chosen is None or joblib.in_shard(s.name, chosen)]
     from graphfreeze.quiet import native_stderr_off

@@ -7,6 +7,6 @@ from graphfreeze.plugins import Format
 
 
 def builtin_formats() -> list[Format]:
-    from graphfreeze.formats import frozen_pb, onnx, saved_model, tflite
+    from graphfreeze.formats import frozen_pb, onnx, openvino, saved_model, tflite
 
-    return [frozen_pb.FORMAT, saved_model.FORMAT, tflite.FORMAT, onnx.FORMAT]
+    return [frozen_pb.FORMAT, saved_model.FORMAT, tflite.FORMAT, onnx.FORMAT, openvino.FORMAT]

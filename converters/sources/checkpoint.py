@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
+from graphfreeze.options import option
 from graphfreeze.plugins import Source
 from graphfreeze.sources.base import VARIABLE_OPS, ReadStats, VariableSpec
 from graphfreeze.sources.checkpoint_files import (
@@ -245,8 +246,10 @@ class CheckpointModel:
 
 @dataclass(frozen=True)
 class CheckpointOptions:
-    meta: str | None = None  # the meta graph (default PREFIX.meta)
-    step: int | None = None  # which checkpoint of a model_dir (default: the latest)
+    meta: str | None = option(None, flag="--meta", path=True, metavar="PATH",
+                              help="Meta graph file (default: PREFIX.meta).")
+    step: int | None = option(None, flag="--step", metavar="N",
+                              help="Checkpoint step in a model_dir.")
 
 
 class CheckpointSource(Source):

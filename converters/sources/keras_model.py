@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.errors import ConfigError, InputError, first_line
+from graphfreeze.options import option
 from graphfreeze.plugins import Source
 from graphfreeze.sources.keras_config import check_keras_config, keras_writer, read_keras_config
 from graphfreeze.sources.tfmot_load import (
@@ -231,7 +232,9 @@ def _input_name(tensor, i: int) -> str:
 
 @dataclass(frozen=True)
 class KerasOptions:
-    custom_objects: tuple[str, ...] = ()  # MODULE:ATTR of custom layers/functions to load with
+    custom_objects: tuple[str, ...] = option((), flag="--custom-objects", metavar="MODULE:ATTR",
+                                             help="Keras custom layer/function to load with "
+                                                  "(repeatable).")
 
 
 class KerasSource(Source):

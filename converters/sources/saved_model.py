@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.checks.validate import check_graph_def
+from graphfreeze.options import option
 from graphfreeze.plugins import Source
 
 
@@ -127,8 +128,10 @@ def saved_model_dir(path: str) -> str:
 
 @dataclass(frozen=True)
 class SavedModelOptions:
-    tag: str = "serve"  # which meta graph
-    signature: str = "serving_default"
+    tag: str = option("serve", flag="--tag", metavar="TAG",
+                      help="SavedModel meta graph tag (default: serve).")
+    signature: str = option("serving_default", flag="--signature", metavar="KEY",
+                            help="SavedModel signature (default: serving_default).")
 
 
 class SavedModelSource(Source):

@@ -9,19 +9,24 @@ from graphfreeze import memory
 from graphfreeze.diverge import lines, locate, reference_run
 from graphfreeze.errors import ConfigError, VerificationError
 from graphfreeze.metrics import compare
+from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Stage
 from graphfreeze.tensors import io_infos, sample_inputs
 
 
 @dataclass(frozen=True)
 class VerifyOptions:
-    tolerance: float = 1e-5  # max abs difference allowed per output
+    tolerance: float = option(1e-5, flag="--tolerance", metavar="X",  # per output
+                              help="Max abs difference allowed by verification (default: the "
+                                   "target's).")
     mean_tolerance: float | None = None  # mean abs difference allowed (quantized targets)
     min_top1: float | None = None  # share of rows whose arg-max agrees (classifier outputs;
     # with a mean tolerance, rows the original decides by less than twice it are ties)
     batch_size: int = 2
     seed: int = 0
-    explain: bool = False  # locate where the artifact diverges even when it passes
+    explain: bool = option(False, flag="--explain",
+                           help="Also locate where each artifact diverges from the original "
+                                "(always done when verification fails).")
 
     def __post_init__(self):  # checked with the plan, before any model is loaded
         import math
@@ -29,10 +34,10 @@ class VerifyOptions:
         for name in ("tolerance", "mean_tolerance", "min_top1"):
             value = getattr(self, name)
             if value is not None and (math.isnan(value) or value < 0):
-                raise ValueError(f"--{name.replace('_', '-')} {value}: give a number >= 0 "
-                                 "(inf allows any difference)")
+                raise OptionValueError(name, value, "give a number >= 0 (inf allows any "
+                                       "difference)")
         if self.batch_size < 1:
-            raise ValueError(f"batch_size {self.batch_size}: give at least 1")
+            raise OptionValueError("batch_size", self.batch_size, "give at least 1")
 
 
 def reference_outputs(state, feeds: dict) -> list:

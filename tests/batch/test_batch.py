@@ -358,7 +358,8 @@ def _prepare(folder: Path, text: str):
     from graphfreeze.registry import Registry
 
     (folder / "models.toml").write_text(text)
-    return prepare_jobs(parse_manifest("models.toml"), Registry.default())
+    registry = Registry.default()
+    return prepare_jobs(parse_manifest("models.toml", registry), registry)
 
 
 def test_a_name_cannot_leave_out_dir(samples, tmp_path, monkeypatch):
@@ -465,8 +466,9 @@ def test_path_mode_splits_comma_separated_outputs(monkeypatch):
 
     def fake_batch(manifest, paths, shared, *rest):
         from graphfreeze.batch.manifest import specs_from_paths
+        from graphfreeze.registry import Registry
 
-        seen["outputs"] = specs_from_paths(paths, shared)[0].options.outputs
+        seen["outputs"] = specs_from_paths(paths, shared, Registry.default())[0].options.outputs
 
     monkeypatch.setattr(batch_cli, "_batch", fake_batch)
     from click.testing import CliRunner

@@ -17,7 +17,8 @@ def test_custom_object_code_is_in_the_key(other_samples, tmp_path, monkeypatch):
     module.write_text("SCALE = 2.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = JobSpec("custom", str(other_samples / "custom.keras"),
-                   JobOptions(custom_objects=("my_layers:Scale",), out_dir=str(tmp_path / "d")),
+                   JobOptions(source_options={"custom_objects": ("my_layers:Scale",)},
+                              out_dir=str(tmp_path / "d")),
                    "m.toml:1")
 
     def key():

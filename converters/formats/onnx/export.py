@@ -22,10 +22,11 @@ from graphfreeze.formats.onnx.fakequant import (
     exact_handlers,
     quantize_folded_weights,
 )
-from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset, onnx_gaps
+from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset
 from graphfreeze.formats.onnx.probe import onnx_probe
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
+from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Stage
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
@@ -33,13 +34,15 @@ from graphfreeze.tensors import io_infos
 
 @dataclass(frozen=True)
 class OnnxOptions:
-    opset: int | None = None  # default: the newest both tf2onnx and onnxruntime support
+    opset: int | None = option(None, flag="--opset", metavar="N",
+                               help="onnx: ONNX opset (default: newest tf2onnx and onnxruntime "
+                                    "both support).")
     external_data_bytes: int = 1 << 30  # weights above this go to FILE.onnx.data
 
     def __post_init__(self):  # checked with the plan, before any model is loaded
         if self.opset is not None and not MIN_OPSET <= self.opset <= newest_opset():
-            raise ValueError(f"--opset {self.opset}: this install converts opsets {MIN_OPSET} "
-                             f"to {newest_opset()}")
+            raise OptionValueError("opset", self.opset, f"this install converts opsets "
+                                                        f"{MIN_OPSET} to {newest_opset()}")
 
 
 def to_onnx(state, opset: int):
@@ -264,4 +267,4 @@ def run(state, options: OnnxOptions):
 
 STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,
               "ONNX model via tf2onnx (newest opset onnxruntime runs); large weights external",
-              suffix=".onnx", gaps=onnx_gaps)
+              suffix=".onnx")

@@ -15,6 +15,7 @@ from graphfreeze import storage
 from graphfreeze.formats.frozen_pb.probe import frozen_probe
 from graphfreeze.graph.serialize import check_public_ops
 from graphfreeze.graph.skeleton import is_big_const
+from graphfreeze.options import option
 from graphfreeze.plugins import Stage
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
@@ -25,7 +26,8 @@ SIGNATURE = "serving_default"
 
 @dataclass(frozen=True)
 class SavedModelOptions:
-    as_text: bool = False  # saved_model.pbtxt instead of saved_model.pb
+    as_text: bool = option(False, flag="--as-text",
+                           help="server: write saved_model.pbtxt (text) instead.")
 
 
 def signature_key(ref) -> str:

@@ -17,11 +17,11 @@ from graphfreeze.formats.tflite.gaps import (
     captured_native_stderr,
     converter_error_ops,
     converter_failure,
-    tflite_gaps,
 )
 from graphfreeze.formats.tflite.probe import tflite_probe
 from graphfreeze.formats.tflite.qat import float_ops, is_qat, qat_converter
 from graphfreeze.formats.tflite.tensor_lists import LOOPS, static_element_shapes
+from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Stage
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos, sample_inputs
@@ -32,15 +32,19 @@ QUANTIZE = ("none", "fp16", "dynamic", "int8")
 @dataclass(frozen=True)
 class TFLiteOptions:
     quantize: str = "none"  # none | fp16 | dynamic | int8
-    allow_tf_ops: bool = False  # SELECT_TF_OPS: TensorFlow kernels for ops TFLite lacks
-    calibration: str | None = None  # .npz of representative inputs (int8)
+    allow_tf_ops: bool = option(False, flag="--allow-tf-ops",
+                                help="tflite*: let ops TFLite lacks run as TensorFlow kernels "
+                                     "(SELECT_TF_OPS).")
+    calibration: str | None = option(None, flag="--calibration", path=True, metavar="FILE.npz",
+                                     help="edge-int8: representative inputs, one array per "
+                                          "input name.")
     calibration_samples: int = 100  # synthetic samples when no calibration file is given
     layer_report: bool = True  # quantized: per-layer error from TF's QuantizationDebugger
 
     def __post_init__(self):
         if self.quantize not in QUANTIZE:
-            raise ValueError(f"quantize must be one of {', '.join(QUANTIZE)}, "
-                             f"not {self.quantize!r}")
+            raise OptionValueError("quantize", repr(self.quantize),
+                                   f"choose one of {', '.join(QUANTIZE)}")
 
 
 def calibration_samples(path: str | None, infos, count: int, seed: int = 1):
@@ -303,5 +307,4 @@ def io_types(data: bytes) -> dict:
 
 
 STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
-              "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite",
-              gaps=tflite_gaps)
+              "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite")

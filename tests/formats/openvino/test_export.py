@@ -1,0 +1,54 @@
+"""The openvino target: the sample CNN to OpenVINO IR, verified on OpenVINO's CPU runtime
+against the original, the divergence locator on the IR's own tensors, ops OpenVINO lacks named
+in one line (by OpenVINO's own frontend), and a missing `openvino` refused before any work."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("openvino")
+
+
+def test_sample_cnn_converts_and_verifies(samples, tmp_path, freeze):
+    out = tmp_path / "out/"
+    result = freeze("--ckpt", samples / "cnn_v2", "--outputs", "probs", "--target", "openvino",
+                    "-o", f"{out}/", "--explain")
+    assert result.exit_code == 0, result.output + result.stderr
+    xml, weights = out / "model.ckpt-200.xml", out / "model.ckpt-200.bin"
+    assert xml.read_bytes().startswith(b"<?xml") and weights.stat().st_size > 1000
+    car = json.loads((out / "model.ckpt-200.xml.json").read_text())
+    assert car["format"] == "openvino_ir" and car["weights"] == "model.ckpt-200.bin"
+    check = car["verification"]
+    assert check["passed"] and check["tolerance"] == 1e-4 and check["max_abs_diff"]["probs:0"] <= 1e-4
+    assert check["divergence"]["compared"] >= 3  # the IR's own intermediate tensors
+    assert "openvino: core.read_model" in result.output
+
+
+def igamma_graph(path):
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 4], name="x")
+        tf.identity(tf.math.igamma(x, x + 1.0), name="probs")
+    path.write_bytes(graph.as_graph_def().SerializeToString())
+    return graph.as_graph_def()
+
+
+def test_an_op_openvino_lacks_is_one_line_naming_the_node(tmp_path, freeze):
+    igamma_graph(tmp_path / "odd.pb")
+    result = freeze("--graph", tmp_path / "odd.pb", "--outputs", "probs", "--target", "openvino")
+    assert result.exit_code == 3
+    (line,) = result.stderr.strip().splitlines()
+    assert "OpenVINO has no conversion rule for op(s) Igamma (node Igamma (Igamma))" in line
+    assert not list(tmp_path.glob("odd.xml*")) and not list(tmp_path.glob("*.bin"))
+
+
+def test_gaps_come_from_openvinos_frontend(tmp_path):
+    from graphfreeze.formats.openvino.gaps import openvino_gaps
+
+    graph_def = igamma_graph(tmp_path / "odd.pb")
+    gaps = openvino_gaps(graph_def, {n.op for n in graph_def.node})
+    assert gaps.unsupported == ["Igamma"] and "Igamma" in gaps.line
