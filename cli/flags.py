@@ -51,9 +51,11 @@ def declared(kind: str) -> tuple[Flag, ...]:
 
 
 def _click_option(flag: Flag):
+    import types
+
     want = flag.type
-    args = [n for n in typing.get_args(want) if n is not type(None)] or [want]
-    base = args[0]
+    union = typing.get_origin(want) in (typing.Union, types.UnionType)
+    base = next(n for n in typing.get_args(want) if n is not type(None)) if union else want
     if base is bool:
         return click.option(flag.flag, flag.name, is_flag=True, default=None, help=flag.help)
     if typing.get_origin(base) is tuple:

@@ -1,0 +1,116 @@
+"""graphfreeze's openvino target side by side with OpenVINO's own converter (`ov.convert_model`,
+what `ovc` runs) on the same original model: time and peak RSS, each run in a fresh process.
+
+Ours is the whole `freeze ... --target openvino` (load, freeze, strip, optimize, convert, write,
+and verification against the original on OpenVINO's CPU runtime); OpenVINO's is convert + save
+on the original (SavedModel, Keras file, or a TF1 meta graph + checkpoint), with no verification.
+
+    python bench/bench_openvino.py [--zoo DIR] [--samples DIR] [--rounds N] [--markdown FILE]
+
+Models: the sample CNN (TF1 checkpoint with BatchNorm, its meta graph for OpenVINO), the zoo's
+ResNet50 (Keras 3 `.keras`, 96x96), slim_inception (TF1: BatchNorm inside a v1 `cond`) and
+efficientnet_b0_export (Keras 3 `model.export`: VarHandleOp resources).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FREEZE = str(Path(sys.executable).with_name("freeze"))
+
+
+def one(kind: str, model: dict, out: str) -> dict:
+    """Run one conversion in this (fresh) process; its time and this process's peak RSS."""
+    start = time.monotonic()
+    error = None
+    if kind == "ours":
+        args = [FREEZE, model["path"], "--target", "openvino", "-o", out + "/", "--force"]
+        args += [a for name in model.get("outputs", []) for a in ("--outputs", name)]
+        done = subprocess.run(args, capture_output=True, text=True)
+        if done.returncode:
+            error = (done.stderr.strip().splitlines() or ["?"])[-1]
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    else:
+        import openvino as ov
+
+        try:
+            converted = ov.convert_model(model["ov_input"])
+            ov.save_model(converted, os.path.join(out, "model.xml"), compress_to_fp16=False)
+        except Exception as err:  # noqa: BLE001 -- reported as the peer's failure
+            error = f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:160]}"
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {"seconds": time.monotonic() - start, "rss_mb": rss / 1024, "error": error}
+
+
+def measure(kind: str, model: dict) -> dict:
+    with tempfile.TemporaryDirectory() as out:
+        done = subprocess.run([sys.executable, __file__, "--one", kind, json.dumps(model), out],
+                              capture_output=True, text=True)
+    if done.returncode:
+        return {"seconds": 0.0, "rss_mb": 0.0, "error": done.stderr.strip()[-200:]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def models(zoo: Path, samples: Path) -> list[dict]:
+    found = []
+    ckpt = samples / "cnn_v2" / "model.ckpt-200"
+    if Path(str(ckpt) + ".index").exists():
+        found.append({"name": "sample cnn_v2", "path": str(ckpt), "outputs": ["probs"],
+                      "ov_input": str(ckpt) + ".meta"})
+    for name in ("resnet50", "slim_inception", "efficientnet_b0_export"):
+        spec = zoo / name / "zoo.json"
+        if not spec.exists():
+            continue
+        entry = json.loads(spec.read_text())
+        path = str(zoo / name / entry["path"])
+        original = path + ".meta" if Path(path + ".index").exists() else path
+        found.append({"name": name, "path": path, "outputs": entry.get("outputs", []),
+                      "ov_input": original})
+    return found
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":
+        print(json.dumps(one(sys.argv[2], json.loads(sys.argv[3]), sys.argv[4])))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--zoo", default="/tmp/zoo")
+    parser.add_argument("--samples", default="/tmp/ovs")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--markdown")
+    args = parser.parse_args()
+    rows = ["| model | ours (s, verified) | ours peak RSS (MB) | ov.convert_model (s) | "
+            "its peak RSS (MB) | time ratio | note |", "|---|---|---|---|---|---|---|"]
+    for model in models(Path(args.zoo), Path(args.samples)):
+        runs = {"ours": [], "ov": []}
+        for _ in range(args.rounds):  # interleaved, so load changes hit both alike
+            for kind in runs:
+                runs[kind].append(measure(kind, model))
+        ours, peer = runs["ours"], runs["ov"]
+        t_ours = statistics.median(r["seconds"] for r in ours)
+        t_peer = statistics.median(r["seconds"] for r in peer)
+        note = "; ".join(f"{k} failed: {r['error']}" for k, rs in runs.items()
+                         for r in rs[:1] if r["error"])
+        ratio = f"{t_ours / t_peer:.2f}x" if not peer[0]["error"] and not ours[0]["error"] else "-"
+        rows.append(f"| {model['name']} | {t_ours:.1f} | {max(r['rss_mb'] for r in ours):.0f} | "
+                    f"{t_peer:.1f} | {max(r['rss_mb'] for r in peer):.0f} | {ratio} | {note} |")
+        print(rows[-1], flush=True)
+    text = "\n".join(rows) + f"\n\n{args.rounds} rounds, medians; load average " \
+        f"{os.getloadavg()[0]:.1f} at the end; {os.cpu_count()} cores.\n"
+    print(text)
+    if args.markdown:
+        Path(args.markdown).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
