@@ -32,7 +32,18 @@ models/out/other/frozen.pb: models/other_sources.py | $(STAMP)
 batch-demo: $(STAMP) $(DEMO)/checkpoint models/out/other/frozen.pb
 	PYTHONPATH=models $(BIN)/freeze batch models/models.toml --jobs 2 --cache models/out/cache
 
-test: $(STAMP)
+# the base install (no extras), for tests/e2e/test_base_install.py
+BASE_STAMP := .venv-base/.installed
+$(BASE_STAMP): pyproject.toml
+	test -x .venv-base/bin/python || $(PYTHON) -m venv .venv-base
+	.venv-base/bin/python -m pip install --quiet --upgrade pip
+	.venv-base/bin/python -m pip install --quiet -e .
+	touch $(BASE_STAMP)
+
+.PHONY: .venv-base
+.venv-base: $(BASE_STAMP)
+
+test: $(STAMP) $(BASE_STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
@@ -48,4 +59,4 @@ zoo: $(STAMP)
 	nice $(BIN)/python bench/zoo_coverage.py $(ZOO_ARGS)
 
 clean:
-	rm -rf $(VENV) models/out bench/.cache .pytest_cache
+	rm -rf $(VENV) .venv-base models/out bench/.cache .pytest_cache

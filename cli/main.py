@@ -84,7 +84,7 @@ def main() -> None:
 
 def _source_options(values: dict, extra) -> dict:
     """The source options given on the command line (each source takes those it knows)."""
-    import tomllib
+    from graphfreeze import tomlread as tomllib
 
     given = flags.given("source", values)
     for item in extra:

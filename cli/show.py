@@ -115,7 +115,7 @@ def report(data: dict) -> None:
     out.print(f"ops ({sum(n for _, n in ops)} nodes): " +
               ", ".join(f"{op} {n}" for op, n in ops[:15]) + (" ..." if len(ops) > 15 else ""))
     for gaps in data.get("targets", {}).values():
-        out.print(gaps["summary"])
+        out.print(gaps["summary"], markup=False, highlight=False)
 
 
 def targets(registry) -> None:

@@ -12,11 +12,11 @@ either). An entry point is loaded only when it is used.
 from __future__ import annotations
 
 import difflib
-import tomllib
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
+from graphfreeze import tomlread as tomllib
 from graphfreeze.errors import ConfigError
 from graphfreeze.plugins import BUILTIN, Format, GraphPass, Source, Stage, StageUse, Target
 

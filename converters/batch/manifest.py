@@ -29,10 +29,10 @@ import difflib
 import glob as globlib
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 
 from graphfreeze import storage
+from graphfreeze import tomlread as tomllib
 from graphfreeze.errors import ConfigError, GraphFreezeError
 from graphfreeze.names import parse_names
 from graphfreeze.options import option_names, parse_options
