@@ -75,7 +75,7 @@ def identical(before: Path, models: Path) -> list[str]:
     return rows
 
 
-def speed(before: Path, models: Path, rounds: int) -> list[str]:
+def speed(before: Path, models: Path, rounds: int, only: str = "") -> list[str]:
     """The workloads of bench_freeze.py (ResNet50 checkpoint -> android), bench_convert.py
     (-> onnx and tflite) and bench_batch.py (every sample model, `freeze batch --jobs 2
     --no-cache`), our code only, before and now interleaved; medians of wall time."""
@@ -97,6 +97,8 @@ def speed(before: Path, models: Path, rounds: int) -> list[str]:
     rows = ["| workload | before (s) | now (s) | now / before |", "|---|---|---|---|"]
     envs = {"before": environment(before), "now": environment(None)}
     for label, args in work.items():
+        if only not in label:
+            continue
         times: dict[str, list[float]] = {"before": [], "now": []}
         for _ in range(rounds):
             for which, env in envs.items():
@@ -118,6 +120,7 @@ def main() -> None:
     parser.add_argument("--before", required=True, type=Path)
     parser.add_argument("--only", choices=["identical", "speed"])
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--workload", default="", help="only workloads whose label has this")
     parser.add_argument("--models", type=Path, default=Path(tempfile.gettempdir()) / "gf-compare")
     parser.add_argument("--markdown")
     args = parser.parse_args()
@@ -132,7 +135,7 @@ def main() -> None:
     if args.only in (None, "speed"):
         text += [f"Our own runs of the bench workloads, {args.rounds} interleaved rounds, medians:",
                  "",
-                 *speed(args.before, args.models, args.rounds), ""]
+                 *speed(args.before, args.models, args.rounds, args.workload), ""]
     text.append(f"load average {os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} cores")
     print("\n".join(text))
     if args.markdown:

@@ -7,8 +7,8 @@ on the original (SavedModel, Keras file, or a TF1 meta graph + checkpoint), with
 
     python bench/bench_openvino.py [--zoo DIR] [--samples DIR] [--rounds N] [--markdown FILE]
 
-Models: the sample CNN (TF1 checkpoint with BatchNorm, its meta graph for OpenVINO), the zoo's
-ResNet50 (Keras 3 `.keras`, 96x96), slim_inception (TF1: BatchNorm inside a v1 `cond`) and
+Models: the sample CNN (TF1 checkpoint with BatchNorm, its meta graph for OpenVINO), a ResNet50
+SavedModel (models/resnet50_savedmodel.py), the zoo's slim_inception (TF1: BatchNorm in a v1 `cond`) and
 efficientnet_b0_export (Keras 3 `model.export`: VarHandleOp resources).
 """
 
@@ -33,9 +33,9 @@ def one(kind: str, model: dict, out: str) -> dict:
     """Run one conversion in this (fresh) process; its time and this process's peak RSS."""
     start = time.monotonic()
     error = None
-    if kind == "ours":
+    if kind in ("ours", "ours --no-verify"):
         args = [FREEZE, model["path"], "--target", "openvino", "-o", out + "/", "--force"]
-        args += [a for name in model.get("outputs", []) for a in ("--outputs", name)]
+        args += [*model.get("args", []), *(["--no-verify"] if kind != "ours" else [])]
         done = subprocess.run(args, capture_output=True, text=True)
         if done.returncode:
             error = (done.stderr.strip().splitlines() or ["?"])[-1]
@@ -47,7 +47,9 @@ def one(kind: str, model: dict, out: str) -> dict:
             converted = ov.convert_model(model["ov_input"])
             ov.save_model(converted, os.path.join(out, "model.xml"), compress_to_fp16=False)
         except Exception as err:  # noqa: BLE001 -- reported as the peer's failure
-            error = f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:160]}"
+            lines = str(err).strip().splitlines()
+            said = [line for line in lines if "No conversion rule" in line] or lines[-1:]
+            error = f"{type(err).__name__}: {said[0].strip(' -')[:160]}"
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {"seconds": time.monotonic() - start, "rss_mb": rss / 1024, "error": error}
 
@@ -61,20 +63,25 @@ def measure(kind: str, model: dict) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def models(zoo: Path, samples: Path) -> list[dict]:
+def models(zoo: Path, samples: Path, resnet50: str) -> list[dict]:
     found = []
     ckpt = samples / "cnn_v2" / "model.ckpt-200"
     if Path(str(ckpt) + ".index").exists():
-        found.append({"name": "sample cnn_v2", "path": str(ckpt), "outputs": ["probs"],
+        found.append({"name": "sample cnn_v2 (TF1 checkpoint; OpenVINO given its .meta)",
+                      "path": str(ckpt), "args": ["--outputs", "probs"],
                       "ov_input": str(ckpt) + ".meta"})
-    for name in ("resnet50", "slim_inception", "efficientnet_b0_export"):
+    resnet = Path(resnet50) / "saved_model.pb"
+    if resnet.exists():
+        found.append({"name": "ResNet50 SavedModel (224x224)", "path": str(resnet.parent),
+                      "args": [], "ov_input": str(resnet.parent)})
+    for name in ("slim_inception", "efficientnet_b0_export"):
         spec = zoo / name / "zoo.json"
         if not spec.exists():
             continue
         entry = json.loads(spec.read_text())
         path = str(zoo / name / entry["path"])
         original = path + ".meta" if Path(path + ".index").exists() else path
-        found.append({"name": name, "path": path, "outputs": entry.get("outputs", []),
+        found.append({"name": name, "path": path, "args": entry.get("args", []),
                       "ov_input": original})
     return found
 
@@ -87,22 +94,27 @@ def main() -> None:
     parser.add_argument("--zoo", default="/tmp/zoo")
     parser.add_argument("--samples", default="/tmp/ovs")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--resnet50", default="/tmp/r50sm",
+                        help="a SavedModel from models/resnet50_savedmodel.py --out DIR")
     parser.add_argument("--markdown")
     args = parser.parse_args()
-    rows = ["| model | ours (s, verified) | ours peak RSS (MB) | ov.convert_model (s) | "
-            "its peak RSS (MB) | time ratio | note |", "|---|---|---|---|---|---|---|"]
-    for model in models(Path(args.zoo), Path(args.samples)):
-        runs = {"ours": [], "ov": []}
+    rows = ["| model | ours (s, verified) | ours --no-verify (s) | ours peak RSS (MB) | "
+            "ov.convert_model (s) | its peak RSS (MB) | ours / ov | note |",
+            "|---|---|---|---|---|---|---|---|"]
+    for model in models(Path(args.zoo), Path(args.samples), args.resnet50):
+        runs = {"ours": [], "ours --no-verify": [], "ov": []}
         for _ in range(args.rounds):  # interleaved, so load changes hit both alike
             for kind in runs:
                 runs[kind].append(measure(kind, model))
         ours, peer = runs["ours"], runs["ov"]
+        t_fast = statistics.median(r["seconds"] for r in runs["ours --no-verify"])
         t_ours = statistics.median(r["seconds"] for r in ours)
         t_peer = statistics.median(r["seconds"] for r in peer)
         note = "; ".join(f"{k} failed: {r['error']}" for k, rs in runs.items()
                          for r in rs[:1] if r["error"])
         ratio = f"{t_ours / t_peer:.2f}x" if not peer[0]["error"] and not ours[0]["error"] else "-"
-        rows.append(f"| {model['name']} | {t_ours:.1f} | {max(r['rss_mb'] for r in ours):.0f} | "
+        rows.append(f"| {model['name']} | {t_ours:.1f} | {t_fast:.1f} | "
+                    f"{max(r['rss_mb'] for r in ours):.0f} | "
                     f"{t_peer:.1f} | {max(r['rss_mb'] for r in peer):.0f} | {ratio} | {note} |")
         print(rows[-1], flush=True)
     text = "\n".join(rows) + f"\n\n{args.rounds} rounds, medians; load average " \

@@ -132,6 +132,17 @@ def targets(registry) -> None:
     for source in registry.sources():
         sources.add_row(source.name, source.summary, source.flag or "",
                         registry.provider("source", source.name))
+    stages = Table(title="stages (what a target TOML can `use`)", show_lines=False)
+    for col in ("stage", "what it does", "writes", "provider"):
+        stages.add_column(col)
+    for name in registry.names("stage"):
+        stage = registry.stage(name)
+        stages.add_row(name, stage.summary, stage.suffix or "", registry.provider("stage", name))
+    passes = Table(title="graph passes (a strip/optimize stage's `passes`)", show_lines=False)
+    for col in ("pass", "what it does", "provider"):
+        passes.add_column(col)
+    for name in registry.names("pass"):
+        passes.add_row(name, registry.graph_pass(name).summary, registry.provider("pass", name))
     console = Console(soft_wrap=True)
-    console.print(table)
-    console.print(sources)
+    for part in (table, sources, stages, passes):
+        console.print(part)

@@ -146,6 +146,8 @@ class Registry:
         self.add("target", target.name, target, target.provider)
 
     def names(self, kind: str) -> list[str]:
+        if kind == "stage":
+            self.formats()  # plugin formats' export stages are registered as they load
         return sorted(self._tables[kind])
 
     def target_names(self) -> list[str]:

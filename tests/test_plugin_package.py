@@ -220,9 +220,12 @@ def table_rows(text: str) -> list[list[str]]:
 def test_freeze_targets_lists_the_plugin_target_and_source(acme, freeze):
     result = freeze("targets")
     assert result.exit_code == 0, result.output
-    at = result.output.index("model sources")
+    at, end = result.output.index("model sources"), result.output.index("stages (what")
     targets = {row[0]: row for row in table_rows(result.output[:at])}
-    sources = [row for row in table_rows(result.output[at:])]
+    sources = [row for row in table_rows(result.output[at:end])]
+    stages = {row[0]: row for row in table_rows(result.output[end:result.output.index("graph passes")])}
+    assert stages["acme_export"][1:3] == ["zip of the graph and its op list", ".acme.zip"]
+    assert stages["acme_export"][3].startswith("gf-acme (gf_acme:")  # the plugin's format
     name, description, stages, provider = targets["acme"]
     assert description == "graph zip for the acme runtime"
     assert stages.endswith("acme_export → verify") and provider == "gf-acme (gf_acme:TARGET)"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
@@ -41,12 +41,3 @@ class LoadedModel(Protocol):
 
     def run_reference(self, graph_def, feeds: dict[str, Any], fetches: list[str]) -> list[Any]:
         """Run `graph_def` (a pruned copy of the original) with variables restored."""
-
-
-@dataclass
-class ReadStats:
-    """How much of the source was read, for the sidecar and the benchmarks."""
-
-    variables_read: int = 0
-    bytes_read: int = 0
-    notes: list[str] = field(default_factory=list)

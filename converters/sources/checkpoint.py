@@ -14,7 +14,7 @@ from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
 from graphfreeze.options import option
 from graphfreeze.plugins import Source
-from graphfreeze.sources.base import VARIABLE_OPS, ReadStats, VariableSpec
+from graphfreeze.sources.base import VARIABLE_OPS, VariableSpec
 from graphfreeze.sources.checkpoint_files import (
     CKPT_FILE,
     V1_SHARD,
@@ -134,7 +134,6 @@ class CheckpointModel:
         self.meta_graph = read_meta_graph(files.meta)
         self.graph_def = self.meta_graph.graph_def
         self.variables = saver_variables(self.meta_graph, files.meta)
-        self.stats = ReadStats()
         self.default_inputs = self.default_outputs = None  # the user names them
         self.notes: dict = {}
         self._reader = None
@@ -212,8 +211,6 @@ class CheckpointModel:
         for i, spec in enumerate(specs):
             value = values[i].numpy()
             values[i] = None  # let TensorFlow's copy go as soon as numpy has its own
-            self.stats.variables_read += 1
-            self.stats.bytes_read += value.nbytes
             yield spec.node, value
 
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:

@@ -13,7 +13,6 @@ from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.checks.validate import check_graph_def
 from graphfreeze.plugins import Source
-from graphfreeze.sources.base import ReadStats
 
 
 class FrozenModel:
@@ -27,7 +26,6 @@ class FrozenModel:
         self.graph_def = graph_def
         self.variables: dict = {}
         self.notes: dict = {}
-        self.stats = ReadStats()
         self.default_inputs: list[str] | None = inputs
         self.default_outputs: list[str] | None = outputs
 
