@@ -96,14 +96,14 @@ def output_paths(request: Request, plans: list[plan.TargetPlan], stem: str) -> d
 def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     """Everything checked before any model is opened: targets, stages and options, the source
     kind and its options, the output paths (refused if they exist without --force)."""
-    from graphfreeze.sources.detect import resolve
+    from graphfreeze.sources.detect import source_for
 
     registry = registry or Registry.default()
     request = _expanded(request, registry)
     plans = plan.build(registry, list(request.targets), request.overrides,
                        skip=set() if request.verify else {"verify"},
                        target_options=request.target_options, flags=request.flags)
-    source, options = resolve(request.source, request.kind, request.source_options, registry)
+    source, options = source_for(request.source, request.kind, request.source_options, registry)
     paths = output_paths(request, plans, source.stem(request.source, options))
     sidecars = {t: p + ".json" for t, p in paths.items()}
     inputs = {_real(p) for p in [request.source, *source.files(request.source, options)]}

@@ -5,6 +5,7 @@ judged on). Used by each source's `describe`."""
 from __future__ import annotations
 
 from graphfreeze import names, storage
+from graphfreeze.graph.ops import PLACEHOLDER_OPS
 
 
 def total_size(paths: list[str]) -> int:
@@ -95,7 +96,7 @@ def inference_graph(graph_def, candidates: list[str] | None = None):
         return graph_def
     sub = extract(graph_def, candidates)
     flags = names.flag_nodes(sub, reachable(sub, candidates), set())
-    inputs = [n.name for n in sub.node if n.op in names.PLACEHOLDER_OPS and n.name not in flags]
+    inputs = [n.name for n in sub.node if n.op in PLACEHOLDER_OPS and n.name not in flags]
     sub = type(graph_def)(node=list(sub.node), library=sub.library, versions=sub.versions)
     by_name = {n.name: n for n in sub.node}
     outs = []

@@ -18,7 +18,7 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
     options are checked first; `on_load()` is called once they are, before TensorFlow is needed
     (the CLI imports it quietly there)."""
     from graphfreeze.registry import Registry
-    from graphfreeze.sources.detect import resolve
+    from graphfreeze.sources.detect import source_for
 
     registry = registry or Registry.default()
     from graphfreeze.options import paths_of
@@ -26,7 +26,7 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
 
     path = storage.expand(path)
     path_keys = paths_of(registry.option_classes("source"))
-    source, source_options = resolve(path, kind, expand_paths(options or {}, path_keys), registry)
+    source, source_options = source_for(path, kind, expand_paths(options or {}, path_keys), registry)
     on_load()
     described = source.describe(path, source_options, unsafe)
     graph_def = _drop_shape_hints(described.pop("graph"))

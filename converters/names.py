@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from graphfreeze.errors import InputError
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
+from graphfreeze.graph.ops import PLACEHOLDER_OPS
 
 # Last name component -> inference value, for scalar flags that must not become inputs.
 FLAG_VALUES = {
@@ -21,7 +22,6 @@ FLAG_VALUES = {
     "is_training": False, "training": False, "is_train": False, "phase_train": False,
     "learning_phase": False, "keras_learning_phase": False,
 }
-PLACEHOLDER_OPS = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault")
 
 # Nodes that never make a sensible model output.
 _TRAINING_PREFIXES = ("save/", "save_", "gradients/", "gradients_", "train/", "Adam", "GradientDescent",

@@ -48,7 +48,7 @@ def _spell(dims) -> str:
 
 
 def _inputs_as_placeholders(cut_graph, original, inputs):
-    from graphfreeze.names import PLACEHOLDER_OPS
+    from graphfreeze.graph.ops import PLACEHOLDER_OPS
 
     by_name = {n.name: n for n in cut_graph.node}
     cut = [t for t in inputs if by_name[t.node].op not in PLACEHOLDER_OPS]

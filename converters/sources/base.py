@@ -6,8 +6,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
-
 
 @dataclass(frozen=True)
 class VariableSpec:

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
+from graphfreeze.graph.ops import VARIABLE_OPS
 from graphfreeze.options import option
 from graphfreeze.plugins import Source
-from graphfreeze.sources.base import VARIABLE_OPS, VariableSpec
+from graphfreeze.sources.base import VariableSpec
 from graphfreeze.sources.checkpoint_files import (
     CKPT_FILE,
     V1_SHARD,

@@ -25,7 +25,7 @@ def detect(path: str, registry) -> Source:
     raise InputError(f"{path}: not a model graphfreeze knows; expected {expected(registry)}")
 
 
-def resolve(path: str, kind: str, raw: dict, registry) -> tuple[Source, object]:
+def source_for(path: str, kind: str, raw: dict, registry) -> tuple[Source, object]:
     """(source, its options) for `path`: `kind` named or "auto" (detected). Options other
     sources take are ignored (a batch manifest's defaults span kinds); options no source takes
     are a ConfigError."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from graphfreeze.graph.ops import VARIABLE_OPS
 from graphfreeze.plugins import Stage
-from graphfreeze.sources.base import VARIABLE_OPS
 
 
 def run(state, _options):

@@ -9,7 +9,7 @@ import pytest
 from graphfreeze.errors import ConfigError, InputError
 from graphfreeze.registry import Registry
 from graphfreeze.sources.checkpoint import CheckpointOptions
-from graphfreeze.sources.detect import detect, resolve
+from graphfreeze.sources.detect import detect, source_for
 from graphfreeze.sources.keras_model import KerasOptions
 from graphfreeze.sources.saved_model import SavedModelOptions
 
@@ -55,7 +55,7 @@ def test_every_kind_is_detected_from_its_files(models, registry, name, kind):
 
 def test_stems_put_artifacts_beside_the_source(models, registry):
     def stem(name):
-        source, options = resolve(str(models[name]), "auto", {}, registry)
+        source, options = source_for(str(models[name]), "auto", {}, registry)
         return source.stem(str(models[name]), options)
 
     prefix = str(models["prefix"])
@@ -73,7 +73,7 @@ def test_model_dir_with_only_step_files_and_no_state_file(samples, registry, tmp
     model_dir = tmp_path / "run"
     shutil.copytree(samples / "iris", model_dir)
     (model_dir / "checkpoint").unlink()
-    source, options = resolve(str(model_dir), "auto", {}, registry)
+    source, options = source_for(str(model_dir), "auto", {}, registry)
     assert source.name == "checkpoint"
     assert source.stem(str(model_dir), options) == str(model_dir / "model.ckpt-200")
 
@@ -110,28 +110,28 @@ def test_detection_order(registry):
 def test_options_of_other_kinds_are_ignored(models, registry):
     every = {"meta": "/x.meta", "step": 5, "tag": "train", "signature": "predict",
              "custom_objects": ["a:b"]}
-    source, options = resolve(str(models["frozen.pb"]), "auto", every, registry)
+    source, options = source_for(str(models["frozen.pb"]), "auto", every, registry)
     assert source.name == "frozen_graph" and options == source.options()
-    source, options = resolve(str(models["model.h5"]), "auto", every, registry)
+    source, options = source_for(str(models["model.h5"]), "auto", every, registry)
     assert options == KerasOptions(custom_objects=("a:b",))  # a list from TOML becomes a tuple
-    source, options = resolve(str(models["tf2_savedmodel"]), "auto", every, registry)
+    source, options = source_for(str(models["tf2_savedmodel"]), "auto", every, registry)
     assert options == SavedModelOptions(tag="train", signature="predict")
 
 
 def test_typed_options_and_none_values(models, registry):
-    source, options = resolve(str(models["model_dir"]), "auto", {"step": 200, "meta": None},
+    source, options = source_for(str(models["model_dir"]), "auto", {"step": 200, "meta": None},
                               registry)
     assert options == CheckpointOptions(step=200, meta=None)
     with pytest.raises(ConfigError, match="checkpoint source: option step must be an integer, "
                                           "got '200'"):
-        resolve(str(models["model_dir"]), "auto", {"step": "200"}, registry)
+        source_for(str(models["model_dir"]), "auto", {"step": "200"}, registry)
     with pytest.raises(ConfigError, match="keras source: option custom_objects must be a list"):
-        resolve(str(models["model.keras"]), "auto", {"custom_objects": "a:b"}, registry)
+        source_for(str(models["model.keras"]), "auto", {"custom_objects": "a:b"}, registry)
 
 
 def test_unknown_option_is_a_config_error(models, registry):
     with pytest.raises(ConfigError) as err:
-        resolve(str(models["frozen.pb"]), "auto", {"tagg": "serve", "step": 1}, registry)
+        source_for(str(models["frozen.pb"]), "auto", {"tagg": "serve", "step": 1}, registry)
     assert str(err.value) == ("source option tagg is not taken by any source kind (options: "
                               "custom_objects, meta, signature, step, tag)")
 
@@ -140,10 +140,10 @@ def test_a_named_kind_skips_detection(models, registry, tmp_path):
     odd = tmp_path / "graph.bin"
     shutil.copy(models["frozen.pb"], odd)
     with pytest.raises(InputError, match="not a model graphfreeze knows"):
-        resolve(str(odd), "auto", {}, registry)
-    source, _ = resolve(str(odd), "frozen_graph", {}, registry)
+        source_for(str(odd), "auto", {}, registry)
+    source, _ = source_for(str(odd), "frozen_graph", {}, registry)
     assert source.name == "frozen_graph"
     assert len(source.load(str(odd), None, False).graph_def.node) > 3
     with pytest.raises(ConfigError, match=r"unknown source 'pb' \(sources: checkpoint, "
                                           r"frozen_graph, keras, saved_model\)"):
-        resolve(str(odd), "pb", {}, registry)
+        source_for(str(odd), "pb", {}, registry)

@@ -34,7 +34,7 @@ def _listed(message: str, label: str) -> set[str]:
 
 def tflite_gaps(graph_def, ops: set[str]) -> OpGaps:
     """OpGaps for the tflite targets: builtins that are missing, and which of those Flex runs."""
-    result = probe_ops(graph_def, sorted(ops))
+    result = convert_each_op(graph_def, sorted(ops))
     text = ", ".join(result["unsupported"]) or "all checked ops convert"
     if result["needs_allow_tf_ops"]:
         text += f" (with --allow-tf-ops: {', '.join(result['needs_allow_tf_ops'])})"
@@ -44,7 +44,7 @@ def tflite_gaps(graph_def, ops: set[str]) -> OpGaps:
                   {k: v for k, v in result.items() if k != "unsupported"})
 
 
-def probe_ops(graph_def, ops: list[str]) -> dict:
+def convert_each_op(graph_def, ops: list[str]) -> dict:
     """Which of `ops` TFLite builtins cannot take: one node of each type (main graph) is copied
     into a small graph, its tensor inputs as placeholders of their inferred shapes and its small
     constant inputs kept, and the lot converted once. Ops only inside functions are "unchecked"."""
@@ -92,7 +92,7 @@ def probe_ops(graph_def, ops: list[str]) -> dict:
         _, nowhere = converter_error_ops(str(err))
         if not nowhere:
             return {**_probe_result([], [], sorted(ops)), "error": first_line(err)}
-        rest = probe_ops(graph_def, [o for o in ops if o not in nowhere])  # the others, again
+        rest = convert_each_op(graph_def, [o for o in ops if o not in nowhere])  # the others, again
         return _probe_result(rest["needs_allow_tf_ops"], rest["no_kernel"] + nowhere, rest["unchecked"])
     flex = sorted({m.decode() for m in re.findall(rb"Flex([A-Z][A-Za-z0-9]+)", data)})
     return _probe_result(flex, [], unchecked)

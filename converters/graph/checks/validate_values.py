@@ -11,6 +11,7 @@ import functools
 
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.graphdefs import split_tensor
+from graphfreeze.graph.ops import PLACEHOLDER_OPS, VARIABLE_OPS
 
 MAX_CONST_BYTES = 2 << 30  # a real Const fits the 2 GiB protobuf; splats expand on import
 MAX_TENSOR_BYTES = 16 << 30  # a placeholder, or a tensor made from a constant shape
@@ -18,12 +19,10 @@ MAX_FEED_BYTES = 1 << 30  # one sample input made for verification
 _SHAPED_BY = {"Fill": (0, "T"), "Empty": (0, "dtype"), "BroadcastTo": (1, "T"),  # input, dtype
               "RandomUniform": (0, "dtype"), "RandomStandardNormal": (0, "dtype"),
               "TruncatedNormal": (0, "dtype"), "RandomUniformInt": (0, "Tout")}
-_PLACEHOLDERS = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault")
 _VALUE_FIELDS = ("half_val", "float_val", "double_val", "int_val", "string_val", "scomplex_val",
                  "int64_val", "bool_val", "dcomplex_val", "resource_handle_val", "variant_val",
                  "uint32_val", "uint64_val")
 _FIX = "fix or re-export the graph"
-_VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
 
 
 def check_feed_size(name: str, shape, dtype, where: str) -> None:
@@ -98,7 +97,7 @@ def check_sizes(nodes, by_name: dict, where: str) -> None:
     from tensorflow.python.framework import tensor_util
 
     for node in nodes:
-        if node.op in _PLACEHOLDERS:
+        if node.op in PLACEHOLDER_OPS:
             shape = node.attr["shape"].shape
             shape = [] if shape.unknown_rank else [d.size for d in shape.dim]
             dtype, what = node.attr["dtype"].type, "has shape"
@@ -132,7 +131,7 @@ def check_import(graph_def, where: str) -> None:
 
     trial = skeleton(graph_def)
     for node in trial.node:
-        if node.op in _VARIABLE_OPS:
+        if node.op in VARIABLE_OPS:
             node.attr.pop("_output_shapes", None)
             if "shape" in node.attr:
                 node.attr["shape"].shape.Clear()

@@ -24,11 +24,7 @@ from graphfreeze.graph.graphdefs import (
     tensor_name,
     topo_order,
 )
-
-SWITCH_OPS = ("Switch", "RefSwitch")
-MERGE_OPS = ("Merge", "RefMerge")
-IF_OPS = ("If", "StatelessIf")
-CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
+from graphfreeze.graph.ops import CALL_OPS, IF_OPS, MERGE_OPS, SWITCH_OPS
 
 
 def resolve_switches(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
