@@ -37,7 +37,7 @@ def to_ir(state, inputs, outputs):
         ops = unconverted_ops(str(err))
         if ops:
             nodes = [f"{n.name} ({n.op})" for n in state.graph_def.node if n.op in ops][:5]
-            raise InputError(f"{where}: OpenVINO has no conversion rule for op(s) "
+            raise InputError(f"{where}: OpenVINO cannot convert op(s) "
                              f"{', '.join(ops)} (node {', '.join(nodes)}); use another target"
                              ) from err
         raise InputError(f"{where}: OpenVINO cannot convert the graph: {first_line(err)}") from err

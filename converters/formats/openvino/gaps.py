@@ -7,13 +7,16 @@ import re
 
 from graphfreeze.plugins import OpGaps
 
-_NO_RULE = re.compile(r"No conversion rule found for operations?: ([^\n]+)")
+# its summary: ops with no rule, and ops whose rule failed (e.g. a variable not yet frozen)
+_NO_RULE = re.compile(r"(?:No conversion rule found for operations?|Conversion is failed for): "
+                      r"([^\n]+)")
 
 
 def unconverted_ops(message: str) -> list[str]:
-    """The op types an OpConversionFailure names ([] when it names none)."""
-    match = _NO_RULE.search(message)
-    return sorted({op.strip() for op in match.group(1).split(",") if op.strip()}) if match else []
+    """The op types an OpConversionFailure's summary names ([] when it names none)."""
+    found = {op.strip() for match in _NO_RULE.finditer(message)
+             for op in match.group(1).split(",") if op.strip()}
+    return sorted(found)
 
 
 def convert(graph_def, inputs=None, outputs=None):
@@ -31,14 +34,17 @@ def convert(graph_def, inputs=None, outputs=None):
 
 
 def openvino_gaps(graph_def, ops: set[str]) -> OpGaps:
-    """Convert the inference graph and read which of its ops OpenVINO says it cannot take."""
+    """Convert the inference graph and read which of its compute ops (`ops`) OpenVINO says it
+    cannot take; ops outside `ops` (variables, savers: gone once frozen) do not count."""
     from graphfreeze.errors import first_line
 
     try:
         convert(graph_def)
     except Exception as err:  # noqa: BLE001 -- OpConversionFailure, or another frontend error
-        missing = [op for op in unconverted_ops(str(err)) if op in ops]
-        if not missing:  # e.g. variables not frozen yet: not what the artifact would hold
-            return OpGaps("openvino", [], f"openvino: not judged before freezing ({first_line(err)[:80]})")
-        return OpGaps("openvino", missing, "openvino: " + ", ".join(missing))
+        listed = unconverted_ops(str(err))
+        if not listed:  # failed for another reason: nothing to say per op
+            return OpGaps("openvino", [], f"openvino: not judged ({first_line(err)[:100]})")
+        missing = [op for op in listed if op in ops]
+        return OpGaps("openvino", missing, "openvino: " + (", ".join(missing) or
+                                                          "all ops convert"))
     return OpGaps("openvino", [], "openvino: all ops convert")
