@@ -55,7 +55,8 @@ def _click_option(flag: Flag):
 
     want = flag.type
     union = typing.get_origin(want) in (typing.Union, types.UnionType)
-    base = next(n for n in typing.get_args(want) if n is not type(None)) if union else want
+    kinds = [n for n in typing.get_args(want) if n is not type(None)] if union else [want]
+    base = str if str in kinds else kinds[0]  # `float | str` (1/255, probs=1e-4): parsed later
     if base is bool:
         return click.option(flag.flag, flag.name, is_flag=True, default=None, help=flag.help)
     if typing.get_origin(base) is tuple:

@@ -44,6 +44,8 @@ def written(results) -> None:
             out.print(f"  {line}")
         out.print(f"  sidecar: {w.sidecar_path}")
     Console(highlight=False, width=max(out.width, 120)).print(verification_table(results))
+    for line in accuracy_lines(results):
+        out.print(line)
     from graphfreeze.diverge import lines
 
     for w in results:
@@ -55,8 +57,22 @@ def written(results) -> None:
         err.print(f"[bold yellow]warning:[/] {warning}")
 
 
+def accuracy_lines(results) -> list[str]:
+    """Top-1 accuracy on labelled data: the original's once, then each artifact's and its drop."""
+    found = [(w.target, w.sidecar.verification["accuracy"]) for w in results
+             if (w.sidecar.verification or {}).get("accuracy")]
+    if not found:
+        return []
+    first = found[0][1]
+    return [f"top-1 accuracy on {first['rows']} labelled rows: original {first['original']:.2%}",
+            *(f"  {target}: {a['artifact']:.2%} (drop {a['drop']:+.2%})" for target, a in found)]
+
+
 def verification_table(results) -> Table:
-    table = Table(title="compared with the original on seeded inputs", title_justify="left")
+    where = next((w.sidecar.verification.get("data", "seeded inputs") for w in results
+                  if w.sidecar.verification), "seeded inputs")
+    against = "golden outputs" if where.startswith("the golden") else "the original"
+    table = Table(title=f"compared with {against} on {where}", title_justify="left")
     numbers = ("size", "max |diff|", "mean |diff|", "rmse", "cosine", "top-1")
     for col in ("target", "file", "size", "output", *numbers[1:], "ok"):
         table.add_column(col, no_wrap=col != "file", overflow="fold",

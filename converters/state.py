@@ -34,6 +34,13 @@ class Artifact:
     # array} for the names it can map (the divergence locator; see formats/NAME/probe.py).
     probe: Callable[[dict, list[str]], dict] | None = field(default=None, compare=False,
                                                             repr=False)
+    # A quantized artifact's layers, worst first by TensorFlow's QuantizationDebugger on samples
+    # ([array per input] each), and the artifact re-quantized with the named layers kept in float
+    # (--quantize-until; see stages/verify/search.py).
+    quantized_layers: Callable[[list], list[str]] | None = field(default=None, compare=False,
+                                                                 repr=False)
+    requantize: Callable[[tuple[str, ...]], Artifact] | None = field(default=None, compare=False,
+                                                                     repr=False)
 
 
 @dataclass(frozen=True)

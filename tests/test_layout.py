@@ -161,10 +161,11 @@ ALLOWED_ACROSS = {("graphfreeze.formats.saved_model", "graphfreeze.formats.froze
 
 
 def _room(module: str) -> str | None:
-    """A stage module, or a format's folder: the rooms that must not import each other."""
+    """A stage (a module or a folder), or a format's folder: the rooms that must not import
+    each other."""
     parts = module.split(".")
     if parts[1:2] == ["stages"] and len(parts) > 2:
-        return module
+        return ".".join(parts[:3])
     if parts[1:2] == ["formats"] and len(parts) > 2:
         return ".".join(parts[:3])
     return None

@@ -184,7 +184,7 @@ def test_int8_with_calibration_file_and_without(sample, freeze, tmp_path):
     np.savez(bad, other=np.zeros((5, 4), np.float32), more=np.zeros((5, 4), np.float32))
     result = freeze("--ckpt", model_dir, "--outputs", "probs", "--target", "edge-int8",
                     "--calibration", bad, "-o", tmp_path / "o.tflite")
-    assert result.exit_code == 3 and "no array named 'x'" in result.output
+    assert result.exit_code == 3 and "no array for input 'x' (has: more, other)" in result.output
     assert not (tmp_path / "o.tflite").exists()
 
 

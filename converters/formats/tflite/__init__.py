@@ -1,8 +1,9 @@
 """TFLite flatbuffers (float, fp16, dynamic-range and int8), run in LiteRT."""
 
-from graphfreeze.formats.tflite.export import STAGE, interpreter_runner
+from graphfreeze.formats.tflite.export import STAGE
 from graphfreeze.formats.tflite.gaps import tflite_gaps
 from graphfreeze.formats.tflite.probe import tflite_probe
+from graphfreeze.formats.tflite.runner import interpreter_runner
 from graphfreeze.plugins import Format
 
 FORMAT = Format("tflite", STAGE, runtime=interpreter_runner, probe=tflite_probe, gaps=tflite_gaps,

@@ -12,7 +12,8 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 
-from graphfreeze.errors import InputError, VerificationError, first_line
+from graphfreeze.data.options import CalibrationOptions
+from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.tflite.gaps import (
     captured_native_stderr,
     converter_error_ops,
@@ -20,61 +21,45 @@ from graphfreeze.formats.tflite.gaps import (
 )
 from graphfreeze.formats.tflite.probe import tflite_probe
 from graphfreeze.formats.tflite.qat import float_ops, is_qat, qat_converter
+from graphfreeze.formats.tflite.runner import interpreter_runner
+from graphfreeze.formats.tflite.selective import IO_TYPES, calibrate
 from graphfreeze.formats.tflite.tensor_lists import LOOPS, static_element_shapes
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Stage
 from graphfreeze.state import Artifact
-from graphfreeze.tensors import io_infos, sample_inputs
+from graphfreeze.tensors import io_infos
 
-QUANTIZE = ("none", "fp16", "dynamic", "int8")
+QUANTIZE = ("none", "fp16", "dynamic", "int8", "int16x8")
 
 
 @dataclass(frozen=True)
-class TFLiteOptions:
-    quantize: str = "none"  # none | fp16 | dynamic | int8
+class TFLiteOptions(CalibrationOptions):
+    quantize: str = "none"  # none | fp16 | dynamic | int8 | int16x8 (int16 activations)
     allow_tf_ops: bool = option(False, flag="--allow-tf-ops",
                                 help="tflite*: let ops TFLite lacks run as TensorFlow kernels "
                                      "(SELECT_TF_OPS).")
-    calibration: str | None = option(None, flag="--calibration", path=True, metavar="FILE.npz",
-                                     help="edge-int8: representative inputs, one array per "
-                                          "input name.")
-    calibration_samples: int = 100  # synthetic samples when no calibration file is given
+    keep_float: tuple[str, ...] = option(
+        (), flag="--keep-float", metavar="NAMES",
+        help="edge-int8: keep these in float: node names, regular expressions or op types "
+             "(CONV_2D), comma-separated or repeated.")
+    per_tensor: bool = option(False, flag="--per-tensor",
+                              help="Integer targets: one scale per tensor, not per channel.")
+    io_type: str = option("int8", flag="--io-type", metavar="int8|uint8|float",
+                          help="edge-int8: the type of the model's inputs and outputs.")
     layer_report: bool = True  # quantized: per-layer error from TF's QuantizationDebugger
 
     def __post_init__(self):
+        super().__post_init__()
         if self.quantize not in QUANTIZE:
             raise OptionValueError("quantize", repr(self.quantize),
                                    f"choose one of {', '.join(QUANTIZE)}")
-
-
-def calibration_samples(path: str | None, infos, count: int, seed: int = 1):
-    """Representative inputs, one sample (batch 1) per item: [array per input]."""
-    import numpy as np
-    from graphfreeze import storage
-
-    if path is None:
-        return [[feeds[i.name] for i in infos]
-                for feeds in (sample_inputs(infos, 1, seed + k) for k in range(count))]
-    import io
-
-    try:
-        arrays = dict(np.load(io.BytesIO(storage.read_bytes(path))))
-    except (ValueError, OSError) as err:
-        raise InputError(f"{path}: not a .npz file ({err}); save one with numpy.savez") from err
-    columns = []
-    for info in infos:
-        node = info.name.rsplit(":", 1)[0]
-        value = next((arrays[k] for k in (info.name, node) if k in arrays), None)
-        if value is None and len(infos) == 1 and len(arrays) == 1:
-            value = next(iter(arrays.values()))
-        if value is None:
-            raise InputError(f"{path}: no array named '{node}' for input {info.name} "
-                             f"(arrays: {', '.join(sorted(arrays))}); name it after the input")
-        if info.shape is not None and value.ndim == len(info.shape) - 1:
-            value = value[None]
-        columns.append(value.astype(info.dtype))
-    rows = min(len(c) for c in columns)
-    return [[c[k:k + 1] for c in columns] for k in range(rows)]
+        if self.io_type not in IO_TYPES:
+            raise OptionValueError("io_type", repr(self.io_type), f"choose {', '.join(IO_TYPES)}")
+        keep = tuple(p.strip() for item in self.keep_float for p in item.split(",") if p.strip())
+        object.__setattr__(self, "keep_float", keep)
+        if keep and self.quantize == "int16x8":
+            raise OptionValueError("keep_float", ",".join(keep), "TensorFlow's int16x8 quantizer "
+                                   "keeps no layers in float; use edge-int8")
 
 
 def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
@@ -112,15 +97,20 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
         conv.target_spec.supported_types = [tf.float16]
     elif options.quantize == "dynamic":
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    elif options.quantize == "int8":
+    elif options.quantize in ("int8", "int16x8"):
         if samples is None:
-            samples = calibration_samples(options.calibration, inputs,
-                                          options.calibration_samples)
+            samples = options.samples(inputs)
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
         conv.representative_dataset = lambda: iter(samples)
-        ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
+        conv._experimental_disable_per_channel = options.per_tensor  # noqa: SLF001
+        int16 = options.quantize == "int16x8"
+        ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8
+               if int16 else tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        io = tf.float32 if options.io_type == "float" else tf.int16 if int16 else \
+            tf.uint8 if options.io_type == "uint8" else tf.int8
+        conv.inference_input_type = conv.inference_output_type = io
+        if options.quantize == "int8":  # calibrated only: `int8` quantizes it (--keep-float)
+            calibrate(conv)
     if options.allow_tf_ops:
         ops.append(tf.lite.OpsSet.SELECT_TF_OPS)
     conv.target_spec.supported_ops = ops
@@ -163,48 +153,6 @@ def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:
                      "part out of --outputs, or use another target") from failure
 
 
-def interpreter_runner(path: str, inputs, state):
-    """Run the flatbuffer in LiteRT's interpreter: batch resized (or row by row at the shape it
-    was converted at, when its ops cannot be resized), int8 (de)quantized. An artifact the
-    interpreter cannot run is a one-line VerificationError naming the file."""
-    names = {ref.node: info.name for ref, info in zip(state.inputs, inputs, strict=True)}
-    out_names = [ref.node for ref in state.outputs]
-
-    def run(feeds: dict) -> list:
-        from graphfreeze.formats.tflite.runtime import (
-            ArtifactRunError,
-            FlexOpsError,
-            output_values,
-            run_batched,
-        )
-
-        def fetch(interp) -> dict:
-            return dict(zip(out_names, output_values(interp, out_names), strict=True))
-
-        try:
-            got = run_batched(path, {node: feeds[name] for node, name in names.items()}, fetch)
-        except FlexOpsError as err:
-            raise VerificationError(
-                f"{state.output_path}: uses TensorFlow (Flex) ops, which the Python TFLite "
-                "interpreter (LiteRT's, without a Flex delegate) cannot run, so it cannot be "
-                "verified here; pass --no-verify to write it unverified (the app needs the "
-                "tensorflow-lite-select-tf-ops runtime)") from err
-        except ArtifactRunError as err:
-            raise VerificationError(
-                f"{state.output_path}: LiteRT's interpreter cannot run the converted model "
-                f"({err}), so it cannot be verified; nothing written (pass --no-verify to "
-                "write it unverified)") from err
-        missing = [n for n in out_names if n not in got]
-        if missing:
-            raise VerificationError(
-                f"{state.output_path}: runs only at the batch it was converted at and output "
-                f"'{missing[0]}' has no batch dimension to compare row by row; pass --no-verify "
-                "to write it unverified")
-        return [got[n] for n in out_names]
-
-    return run
-
-
 def run(state, options: TFLiteOptions):
     inputs, outputs = io_infos(state)
     for info in inputs:
@@ -222,12 +170,18 @@ def run(state, options: TFLiteOptions):
                          "tflite-dynamic target (int8 weights) or tflite")
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
         not is_qat(state.graph_def) and not loop  # its calibrator crashes on loops too
-    samples = calibration_samples(options.calibration, inputs, options.calibration_samples) \
-        if (options.quantize == "int8" and not qat) or report else None
+    integer = options.quantize in ("int8", "int16x8") and not qat
+    samples = options.samples(inputs) if integer or report else None
     data = convert(state, options, inputs, samples)
+    model = None
+    if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
+        from graphfreeze.formats.tflite import int8
+
+        model = int8.build(data, options, state.model.graph_file)
+        data = model.quantized()
     rest = float_ops(data) if qat and options.quantize == "int8" else []
     if rest:  # partly QAT (annotated layers): calibrate what has no learned ranges
-        samples = calibration_samples(options.calibration, inputs, options.calibration_samples)
+        samples = options.samples(inputs)
         data = convert(state, options, inputs, samples)
         if float_ops(data):
             raise InputError(f"{state.model.graph_file}: quantization-aware trained, but op(s) "
@@ -238,23 +192,20 @@ def run(state, options: TFLiteOptions):
     with open(local, "wb") as f:
         f.write(data)
     warnings = list(state.notes.get("warnings", []))
-    if options.quantize == "int8" and options.calibration is None and inputs and \
-            (rest or not qat):
-        what = f"{len(rest)} op(s) without learned ranges ({', '.join(rest[:2])})" if rest \
-            else "calibrated"
-        warnings.append(f"{state.target}: {what}{' calibrated' if rest else ''} on "
-                        f"{options.calibration_samples} synthetic random inputs, so int8 "
-                        "accuracy on real data is unknown; pass --calibration FILE.npz with "
-                        "real samples")
+    if integer or rest:
+        warnings += calibration_warning(state, options, inputs, rest)
     facts = {"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
              "node_count": len(state.graph_def.node), "tflite_io": io_types(data),
-             **({"calibration": options.calibration or "synthetic"}
-                if options.quantize == "int8" and (rest or not qat) else {}),
+             **({"calibration": options.calibration_data() or "synthetic"}
+                if integer or rest else {}),
+             **({"keep_float": [*model.nodes, *model.ops]} if model and options.keep_float
+                else {}),
+             **({"per_tensor": True} if integer and options.per_tensor else {}),
              **({"quantization": "qat (ranges learned in training)" +
                  (f"; {len(rest)} op(s) calibrated" if rest else "")} if qat else {})}
     summary = ()
     if report:
-        more, summary, warning = layer_report(state, options, inputs, samples)
+        more, summary, warning = layer_report(state, options, inputs, samples, model)
         facts.update(more)
         warnings.extend([warning] if warning else [])
     artifact = Artifact(
@@ -263,21 +214,41 @@ def run(state, options: TFLiteOptions):
         run=interpreter_runner(local, inputs, state),
         probe=tflite_probe(local, {ref.node: info.name for ref, info in zip(state.inputs, inputs,
                                                                            strict=True)}))
+    if model is not None:
+        from graphfreeze.formats.tflite import int8
+
+        artifact = int8.attach(artifact, model, local, {n.name for n in state.graph_def.node})
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
                                if warnings else state.notes)
 
 
-def layer_report(state, options: TFLiteOptions, inputs, samples):
+def calibration_warning(state, options: TFLiteOptions, inputs, rest) -> list[str]:
+    """A warning when int8 calibrates on synthetic inputs (no --calibration or --verify-data)."""
+    if options.calibration_data() is not None or not inputs:
+        return []
+    what = f"{len(rest)} op(s) without learned ranges ({', '.join(rest[:2])}) calibrated" \
+        if rest else "calibrated"
+    return [f"{state.target}: {what} on {options.calibration_samples} synthetic random inputs, "
+            "so int8 accuracy on real data is unknown; pass --calibration (or --verify-data) "
+            "with real samples"]
+
+
+def layer_report(state, options: TFLiteOptions, inputs, samples, model=None):
     """(facts, summary lines, warning or None): the per-layer table (worst first) of TF's
-    QuantizationDebugger on a full-int8 converter calibrated on `samples`. A model it cannot
-    calibrate (Flex ops) gets a warning, not a failed conversion."""
+    QuantizationDebugger on this int8 `model`'s calibration, or for other quantizations on a
+    full-int8 converter calibrated on `samples`. A model it cannot calibrate (Flex ops) gets a
+    warning, not a failed conversion."""
     from graphfreeze.formats.tflite import quant_debug
 
-    debug_options = dataclasses.replace(options, quantize="int8")
+    nodes = {n.name for n in state.graph_def.node}
     try:
-        conv = converter(state.graph_def, state, debug_options, inputs, samples)
-        rows = quant_debug.layer_table(conv, samples, options.quantize == "int8",
-                                       {n.name for n in state.graph_def.node})
+        if model is not None:
+            rows = quant_debug.rows_of_model(model.calibrated, samples, nodes, model.per_tensor,
+                                             model.nodes, model.ops)[:quant_debug.TOP]
+        else:
+            conv = converter(state.graph_def, state,
+                             dataclasses.replace(options, quantize="int8"), inputs, samples)
+            rows = quant_debug.layer_table(conv, samples, False, nodes)
     except Exception as err:  # noqa: BLE001 -- a report, not the artifact: warn and go on
         from graphfreeze.formats.tflite.runtime import is_flex_error
 

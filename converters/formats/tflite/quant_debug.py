@@ -28,6 +28,8 @@ MEASURES = {
                "debugs full-integer quantization only, not dynamic range)",
     "fp16": "each layer's sensitivity to full int8 (TensorFlow's QuantizationDebugger debugs "
             "full-integer quantization only, not float16)",
+    "int16x8": "each layer's sensitivity to full int8 (TensorFlow's QuantizationDebugger "
+               "debugs int8 activations only, not int16)",
 }
 
 
@@ -38,9 +40,6 @@ def layer_table(conv, samples: list, fully_quantize: bool, nodes=frozenset(), to
     worst `rmse/scale` first, at most `top`. `tensor` is TF's name for the quantized op's output
     (what QuantizationDebugOptions(denylisted_nodes=...) takes), `layer` the nodes of the graph
     (`nodes`) it fused."""
-    import csv
-    import io
-
     import tensorflow as tf
     from graphfreeze.quiet import native_stderr_off
 
@@ -50,11 +49,38 @@ def layer_table(conv, samples: list, fully_quantize: bool, nodes=frozenset(), to
             debug_options=tf.lite.experimental.QuantizationDebugOptions(
                 fully_quantize=fully_quantize))
         debugger.run()
+    return _table(debugger, nodes, top)
+
+
+def rows_of_model(calibrated: bytes, samples: list, nodes=frozenset(), per_tensor: bool = False,
+                  keep_nodes=(), keep_ops=(), debug_samples: int = DEBUG_SAMPLES) -> list[dict]:
+    """Every per-layer row, worst first, of TensorFlow's debugger on a model quantized from an
+    already `calibrated` one (no second calibration)."""
+    import tensorflow as tf
+    from graphfreeze.quiet import native_stderr_off
+    from tensorflow.lite.python.convert import mlir_quantize
+
+    with native_stderr_off():
+        debug_model = mlir_quantize(calibrated, disable_per_channel=per_tensor,
+                                    enable_numeric_verify=True,
+                                    denylisted_nodes=list(keep_nodes) or None,
+                                    denylisted_ops=list(keep_ops) or None)
+        debugger = tf.lite.experimental.QuantizationDebugger(
+            quant_debug_model_content=debug_model,
+            debug_dataset=lambda: iter(samples[:debug_samples]))
+        debugger.run()
+    return _table(debugger, nodes, None)
+
+
+def _table(debugger, nodes, top: int | None) -> list[dict]:
+    import csv
+    import io
+
     text = io.StringIO()
     debugger.layer_statistics_dump(text)  # TF's own table: op, metrics, scale, tensor name
     rows = [_row(r, nodes) for r in csv.DictReader(io.StringIO(text.getvalue()))]
     rows.sort(key=_badness, reverse=True)
-    return rows[:top]
+    return rows if top is None else rows[:top]
 
 
 def _row(raw: dict, nodes) -> dict:

@@ -90,18 +90,19 @@ def test_int8_quantizes_io_and_the_runner_dequantizes(iris, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_calibration_samples_from_an_npz(iris, tmp_path):
+def test_calibration_samples_from_an_npz_or_the_verify_data(iris, tmp_path):
     npz = tmp_path / "calib.npz"
     np.savez(npz, x=np.ones((6, 4), np.float32))  # rows without the batch dim get one
     inputs = tflite.io_infos(iris)[0]
-    rows = tflite.calibration_samples(str(npz), inputs, 100)
+    rows = TFLiteOptions(calibration=str(npz)).samples(inputs)
     assert len(rows) == 6 and rows[0][0].shape == (1, 4) and rows[0][0].dtype == np.float32
-    synthetic = tflite.calibration_samples(None, inputs, 3)
+    assert len(TFLiteOptions(verify_data=str(npz)).samples(inputs)) == 6  # one flag for both
+    synthetic = TFLiteOptions(calibration_samples=3).samples(inputs)
     assert len(synthetic) == 3 and synthetic[0][0].shape == (1, 4)
     assert not np.array_equal(synthetic[0][0], synthetic[1][0])
     (tmp_path / "bad.npz").write_text("not numpy")
-    with pytest.raises(InputError, match="bad.npz: not a .npz file"):
-        tflite.calibration_samples(str(tmp_path / "bad.npz"), inputs, 1)
+    with pytest.raises(InputError, match="bad.npz: not an .npz or .npy file"):
+        TFLiteOptions(calibration=str(tmp_path / "bad.npz")).samples(inputs)
 
 
 def test_an_op_no_tflite_kernel_runs_is_named(samples, tmp_path):

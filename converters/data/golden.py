@@ -1,0 +1,79 @@
+"""Golden outputs: the inputs a run verified on and the original's outputs on them, saved to a
+folder (`--save-golden DIR`) so a later run verifies an artifact against them without running
+the original (`--golden DIR`): another machine, another TensorFlow, last month's model.
+
+DIR/golden.npz holds `input:NAME`, `output:NAME` (and `labels`); DIR/golden.json what they are."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from graphfreeze import __version__, storage
+from graphfreeze.errors import InputError
+
+ARRAYS, RECORD = "golden.npz", "golden.json"
+
+
+def save(files, folder: str, feeds: dict, inputs, outputs, expected: list, labels=None,
+         source: str = "") -> None:
+    """Stage DIR/golden.npz and DIR/golden.json in the transaction `files` (written at commit)."""
+    import numpy as np
+
+    arrays = {f"input:{i.name}": feeds[i.name] for i in inputs}
+    arrays.update({f"output:{o.name}": value for o, value in zip(outputs, expected, strict=True)})
+    if labels is not None:
+        arrays["labels"] = labels
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    record = {"graphfreeze_version": __version__, "source": source,
+              "rows": int(len(next(iter(feeds.values())))) if feeds else 0,
+              "inputs": [i.as_json() for i in inputs], "outputs": [o.as_json() for o in outputs],
+              "labels": labels is not None}
+    files.put(storage.join(folder, ARRAYS), buffer.getvalue())
+    files.put(storage.join(folder, RECORD),
+              (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+
+
+def load(folder: str, inputs, outputs) -> tuple[dict, list, object]:
+    """(feeds, expected outputs in `outputs` order, labels or None) from a golden folder; one
+    made for another model names the first input or output that does not match."""
+    import numpy as np
+
+    path = storage.join(folder, ARRAYS)
+    if not storage.exists(path):
+        raise InputError(f"{folder}: no {ARRAYS} (not a golden folder); make one with "
+                         "--save-golden DIR")
+    try:
+        arrays = dict(np.load(io.BytesIO(storage.read_bytes(path)), allow_pickle=False))
+    except (ValueError, OSError, EOFError) as err:
+        raise InputError(f"{path}: not a readable golden file ({err}); save it again with "
+                         "--save-golden") from err
+    feeds = {}
+    for info in inputs:
+        value = arrays.get(f"input:{info.name}")
+        _check(value, info, "input", folder, sorted(k[6:] for k in arrays if k.startswith("input:")))
+        feeds[info.name] = value
+    expected = []
+    for info in outputs:
+        value = arrays.get(f"output:{info.name}")
+        _check(value, info, "output", folder, sorted(k[7:] for k in arrays if k.startswith("output:")))
+        expected.append(value)
+    return feeds, expected, arrays.get("labels")
+
+
+def _check(value, info, role: str, folder: str, has: list[str]) -> None:
+    """`value` is what `info` takes (dtype, rank, known dims), else one line naming it."""
+    if value is None:
+        raise InputError(f"{folder}: golden outputs of another model: this model's {role} "
+                         f"'{info.name}' is not in them (they have {', '.join(has) or 'none'}); "
+                         "save new ones with --save-golden")
+    shape = info.shape
+    fits = value.dtype.name == info.dtype and (shape is None or value.ndim == len(shape) and all(
+        d is None or d == v for d, v in zip(shape[1:], value.shape[1:], strict=True)))
+    if not fits:
+        shown = "?" if shape is None else "[" + ",".join("?" if d is None else str(d)
+                                                         for d in shape) + "]"
+        raise InputError(f"{folder}: golden outputs of another model: {role} '{info.name}' is "
+                         f"{info.dtype} {shown} here, {value.dtype} {list(value.shape)} in "
+                         "them; save new ones with --save-golden")

@@ -1,0 +1,83 @@
+"""Full-integer quantization in TensorFlow's own two steps: calibrate once
+(`_experimental_calibrate_only`), then `mlir_quantize` the calibrated model. Between the two,
+layers can be kept in float (`denylisted_nodes` / `denylisted_ops`, what TensorFlow's
+QuantizationDebugger's selective quantization passes) and a model re-quantized with another
+float set costs no new calibration (--keep-float, --quantize-until)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from graphfreeze.errors import InputError
+
+IO_TYPES = ("int8", "uint8", "float")
+
+
+def calibrate(conv) -> None:
+    """Make `conv` (Optimize.DEFAULT with a representative dataset) stop after calibration."""
+    conv.experimental_new_quantizer = True
+    conv._experimental_calibrate_only = True  # noqa: SLF001 -- TF's own debugger does the same
+
+
+def quantize(calibrated: bytes, io_type: str = "int8", per_tensor: bool = False,
+             nodes=(), ops=()) -> bytes:
+    """The calibrated model quantized to int8, with `io_type` inputs and outputs and the ops that
+    output tensors `nodes` or have types `ops` (TFLite names) kept in float."""
+    import tensorflow as tf
+    from graphfreeze.quiet import native_stderr_off
+    from tensorflow.lite.python.convert import mlir_quantize
+
+    dtype = {"int8": tf.int8, "uint8": tf.uint8, "float": tf.float32}[io_type]
+    with native_stderr_off():
+        return mlir_quantize(calibrated, disable_per_channel=per_tensor, input_data_type=dtype,
+                             output_data_type=dtype, denylisted_nodes=list(nodes) or None,
+                             denylisted_ops=list(ops) or None)
+
+
+def layers(calibrated: bytes) -> list[tuple[str, str]]:
+    """(output tensor name, TFLite op name) of every op of a calibrated model."""
+    from graphfreeze.formats.tflite.runtime import interpreter
+
+    interp = interpreter(model_content=calibrated)
+    tensors = {d["index"]: d["name"] for d in interp.get_tensor_details()}
+    found = []
+    for op in interp._get_ops_details():  # noqa: SLF001 -- as TF's QuantizationDebugger reads it
+        if op["op_name"] in ("QUANTIZE", "DEQUANTIZE") or not len(op["outputs"]):
+            continue
+        found.append((tensors.get(int(op["outputs"][0]), ""), op["op_name"]))
+    return found
+
+
+def _plain(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def resolve(patterns, calibrated: bytes, where: str) -> tuple[list[str], list[str]]:
+    """(tensor names, op names) that --keep-float `patterns` name: an op type (CONV_2D, Conv2D,
+    FULLY_CONNECTED), a node of the graph (any name TFLite fused into an op), or a regular
+    expression matched against those names. A pattern that matches nothing is an InputError
+    with the nearest names."""
+    known = layers(calibrated)
+    nodes, ops = [], []
+    for pattern in patterns:
+        op_hits = sorted({op for _, op in known if _plain(op) == _plain(pattern) or
+                          _plain(op).replace("2d", "") == _plain(pattern).replace("2d", "")})
+        if op_hits:
+            ops.extend(o for o in op_hits if o not in ops)
+            continue
+        try:
+            regex = re.compile(pattern)
+        except re.error:
+            regex = re.compile(re.escape(pattern))
+        hits = [t for t, _ in known if any(p == pattern or regex.fullmatch(p)
+                                           for p in (t, *t.split(";")))]
+        if not hits:
+            names = sorted({p for t, _ in known for p in t.split(";")} | {o for _, o in known})
+            close = difflib.get_close_matches(pattern, names, n=3, cutoff=0.5)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            raise InputError(f"{where}: --keep-float {pattern} matches no layer of the quantized "
+                             f"model; {hint}give a node name, a regular expression or an op "
+                             "type such as CONV_2D")
+        nodes.extend(t for t in hits if t not in nodes)
+    return nodes, ops

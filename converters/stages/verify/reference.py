@@ -1,0 +1,103 @@
+"""What verification compares against: the inputs (seeded random, the user's `--verify-data`, or
+a golden folder's) and the original's outputs on them (run here, or read from the golden
+folder), computed once per run for every target, in a thread that overlaps the export."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphfreeze import memory
+from graphfreeze.diverge import reference_run
+from graphfreeze.stages.verify.options import VerifyOptions
+from graphfreeze.tensors import io_infos, sample_inputs
+
+
+@dataclass(frozen=True)
+class Reference:
+    feeds: dict
+    expected: list
+    labels: object = None  # class indices, when the data has them
+    classes: tuple[str, ...] | None = None
+    where: str = "seeded inputs"
+
+    @property
+    def rows(self) -> int:
+        first = next(iter(self.feeds.values()), None)
+        return int(first.shape[0]) if first is not None and first.ndim else 1
+
+
+def chunked(run, feeds: dict, rows: int) -> list:
+    """run(feeds) -> [arrays], `rows` rows at a time, outputs concatenated (batch-less outputs
+    of the first chunk kept as they are)."""
+    import numpy as np
+
+    total = {int(v.shape[0]) for v in feeds.values() if v.ndim}
+    if len(total) != 1 or next(iter(total)) <= rows:
+        return run(feeds)
+    (count,) = total
+    parts = [run({n: v[k:k + rows] for n, v in feeds.items()}) for k in range(0, count, rows)]
+    return [np.concatenate(chunk) if np.ndim(chunk[0]) else chunk[0]
+            for chunk in zip(*parts, strict=True)]
+
+
+def original_outputs(state, feeds: dict, rows: int = 64) -> list:
+    """The original's outputs: checkpoint restored, flags at inference values, no dropout."""
+    graph_def, flag_feeds = reference_run(state)
+    names = [t.name for t in state.outputs]
+    return chunked(lambda f: state.model.run_reference(graph_def, {**f, **flag_feeds}, names),
+                   feeds, rows)
+
+
+def _key(options: VerifyOptions) -> tuple:
+    return ("reference", options.seed, options.batch_size, options.verify_data, options.golden,
+            options.image_scaling())
+
+
+def _inputs(state, options: VerifyOptions, infos):
+    """(feeds, labels, classes, where, expected or None) before the original runs."""
+    if options.golden:
+        from graphfreeze.data import golden
+
+        feeds, expected, labels = golden.load(options.golden, infos, io_infos(state)[1])
+        return feeds, labels, None, f"the golden inputs in {options.golden}", expected
+    if options.verify_data:
+        from graphfreeze.data import load
+
+        data = load(options.verify_data, infos, options.image_scaling())
+        return data.inputs, data.labels, data.classes, \
+            f"{options.verify_data} ({data.count} rows)", None
+    feeds = sample_inputs(infos, options.batch_size, options.seed, state.model.graph_file)
+    return feeds, None, None, "seeded inputs", None
+
+
+def _compute(state, options: VerifyOptions, infos) -> Reference:
+    feeds, labels, classes, where, expected = _inputs(state, options, infos)
+    if expected is None:
+        expected = original_outputs(state, feeds, options.rows_per_run)
+    return Reference(feeds, expected, labels, classes, where)
+
+
+def prepare(state, options: VerifyOptions) -> None:
+    """Start the reference in a thread while the export stage works (it mostly waits in
+    TensorFlow's C++ with the GIL released); `shared` collects it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    key = _key(options)
+    if key in state.memo:
+        return
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference")
+    state.memo[key] = executor.submit(_compute, state, options, io_infos(state)[0])
+    executor.shutdown(wait=False)
+
+
+def shared(state, options: VerifyOptions, infos) -> Reference:
+    """The Reference for these options, computed once per run for all targets."""
+    from concurrent.futures import Future
+
+    key = _key(options)
+    if key not in state.memo:
+        done = Future()
+        done.set_result(_compute(state, options, infos))
+        state.memo[key] = done
+        memory.release()  # the reference session's buffers, before the candidate's are made
+    return state.memo[key].result()

@@ -1,0 +1,112 @@
+"""verify: run the original and the artifact on the same inputs and judge the outputs."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from graphfreeze.diverge import lines, locate
+from graphfreeze.errors import ConfigError, VerificationError
+from graphfreeze.stages.verify import judge
+from graphfreeze.stages.verify.options import VerifyOptions
+from graphfreeze.stages.verify.reference import Reference, chunked, shared
+
+LOCATOR_ROWS = 8  # the divergence locator keeps every tensor: it runs on the first rows only
+
+
+def verdict(artifact, ref: Reference, options: VerifyOptions) -> dict:
+    """The verification report of `artifact` on `ref` (passed or not, and why)."""
+    got = chunked(artifact.run, ref.feeds, options.rows_per_run)
+    tie = 2 * options.mean_tolerance if options.mean_tolerance is not None else 0.0
+    metrics = {t.name: judge.output_metrics(t, e, g, options, tie)
+               for t, e, g in zip(artifact.outputs, ref.expected, got, strict=True)}
+    failures = {name: judge.failure(m, options, name) for name, m in metrics.items()}
+    report = {"tolerance": options.tolerance, "seed": options.seed, "data": ref.where,
+              "batch_size": ref.rows,
+              "max_abs_diff": {k: m["max_abs_diff"] for k, m in metrics.items()},
+              "metrics": metrics}
+    for name in ("rtol", "mean_tolerance", "min_top1"):
+        if getattr(options, name):
+            report[name] = getattr(options, name)
+    if options.check_stat != "max":
+        report["check_stat"] = options.check_stat
+    if ref.labels is not None:
+        report["accuracy"] = judge.accuracy(artifact.outputs, ref.expected, got, ref.labels,
+                                            ref.classes)
+    why = next(((f"output '{k}' {v}") for k, v in failures.items() if v), None) or \
+        judge.accuracy_failure(report.get("accuracy"), options)
+    report["passed"] = why is None
+    if why:
+        report["failure"] = why
+    return report
+
+
+def run(state, options: VerifyOptions):
+    artifact = state.artifact
+    if artifact.run is None:
+        raise ConfigError(f"target '{state.target}': its export stage gives no way to run the "
+                          "artifact, so it cannot be verified; pass --no-verify")
+    goal = options.quantize_target() if options.quantize_until is not None else None
+    options = learned_quantization(artifact, goal or options)
+    unknown = sorted(options.named_outputs() - {n for t in artifact.outputs
+                                                for n in (t.name, t.name.rsplit(":", 1)[0])})
+    if unknown:
+        raise ConfigError(f"--tolerance/--rtol name output(s) {', '.join(unknown)}, which the "
+                          f"model does not have (outputs: "
+                          f"{', '.join(t.name for t in artifact.outputs)})")
+    ref = shared(state, options, artifact.inputs)
+    judge.original_is_finite(artifact.outputs, ref.expected, ref.where)
+    _save_golden(state, options, ref)
+    report = verdict(artifact, ref, options)
+    if not report["passed"] and goal is not None:
+        from graphfreeze.stages.verify.search import quantize_until
+
+        artifact, report = quantize_until(state, options, ref, report,
+                                          lambda a: verdict(a, ref, options))
+    if options.explain or not report["passed"]:
+        feeds = {n: v[:LOCATOR_ROWS] for n, v in ref.feeds.items()}
+        report["divergence"] = locate(dataclasses.replace(state, artifact=artifact), feeds,
+                                      *_threshold(options))
+    if not report["passed"]:
+        err = VerificationError(
+            f"{artifact.path}: {report['failure']} against the original on {ref.where}; "
+            "nothing written. Check --outputs/--inputs, or pass --tolerance X or --no-verify")
+        # where it diverges, and what the artifact says of itself (e.g. its worst quantized layers)
+        err.details = [*lines(report["divergence"]), *artifact.summary]
+        err.divergence = report["divergence"]
+        raise err
+    artifact = dataclasses.replace(artifact, facts={**artifact.facts, "verification": report})
+    return dataclasses.replace(state, artifact=artifact)
+
+
+def _save_golden(state, options: VerifyOptions, ref: Reference) -> None:
+    """--save-golden DIR: the inputs and the original's outputs, once per run (at commit)."""
+    if not options.save_golden or state.memo.get("golden_saved") == options.save_golden:
+        return
+    from graphfreeze.data import golden
+
+    golden.save(state.files, options.save_golden, ref.feeds, state.artifact.inputs,
+                state.artifact.outputs, ref.expected, ref.labels, state.model.graph_file)
+    state.memo["golden_saved"] = options.save_golden
+
+
+QAT_THRESHOLDS = {"tolerance": float("inf"), "mean_tolerance": 0.05}
+
+
+def learned_quantization(artifact, options: VerifyOptions) -> VerifyOptions:
+    """An artifact quantized with the ranges a QAT model learned (facts["quantization"]) runs
+    integer arithmetic where the original simulates it in float: judged as quantized targets
+    are (edge-int8's mean tolerance), unless the target already sets one."""
+    if not str(artifact.facts.get("quantization", "")).startswith("qat") or \
+            options.mean_tolerance is not None:
+        return options
+    return dataclasses.replace(options, **QAT_THRESHOLDS)
+
+
+def _threshold(options: VerifyOptions) -> tuple[float, str]:
+    """What an intermediate tensor may differ by: the output tolerance on max |diff|, or for
+    targets judged on averages (quantized), the mean tolerance on mean |diff|."""
+    atol = options.tolerance_for("")[0]
+    if math.isfinite(atol) and options.check_stat == "max":
+        return atol, "max_abs_diff"
+    return options.mean_tolerance or (atol if math.isfinite(atol) else 1e-2), "mean_abs_diff"
