@@ -121,7 +121,7 @@ def test_verification_mismatch_is_an_error_and_writes_nothing(sample, freeze):
     assert result.exit_code == 5, result.output
     *table, last = result.output.strip().splitlines()  # where it diverges, then the one error
     assert table[0].startswith("where it diverges") and last.startswith("error: ")
-    assert "differs by up to" in last and "against the original; nothing written" in last
+    assert "differs by up to" in last and "against the original on seeded inputs; nothing written" in last
     assert outputs_in(model_dir) == []
 
 

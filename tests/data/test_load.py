@@ -1,0 +1,112 @@
+"""Reading the user's data: .npz, folders of .npy/.npz, folders of images; each bad input one
+line naming the file, the array and the input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from graphfreeze.data import load
+from graphfreeze.data.options import DataOptions
+from graphfreeze.errors import InputError
+from graphfreeze.options import OptionValueError
+from graphfreeze.tensors import TensorInfo
+
+X = TensorInfo("x:0", "float32", (None, 4))
+IMAGE = TensorInfo("image:0", "float32", (None, 8, 8, 3))
+SCALE = DataOptions().image_scaling()
+
+
+def test_an_npz_by_input_name_node_name_or_its_only_array(tmp_path):
+    rng = np.random.default_rng(0)
+    for key in ("x:0", "x", "whatever"):
+        path = tmp_path / f"{key.replace(':', '_')}.npz"
+        np.savez(path, **{key: rng.standard_normal((5, 4))}, labels=np.arange(5) % 3)
+        data = load(str(path), [X], SCALE)
+        assert data.count == 5 and data.inputs["x:0"].dtype == np.float32
+        assert data.labels.tolist() == [0, 1, 2, 0, 1]
+    one_hot = tmp_path / "one_hot.npz"
+    np.savez(one_hot, x=np.zeros((2, 4)), labels=np.eye(3)[[2, 0]])
+    assert load(str(one_hot), [X], SCALE).labels.tolist() == [2, 0]
+    single = tmp_path / "one.npz"
+    np.savez(single, np.zeros(4, np.float32))  # one sample without its batch dim
+    assert load(str(single), [X], SCALE).inputs["x:0"].shape == (1, 4)
+
+
+def test_folders_of_npy_per_input_or_npz_per_sample(tmp_path):
+    per_input = tmp_path / "per_input"
+    per_input.mkdir()
+    np.save(per_input / "x.npy", np.ones((3, 4)))
+    np.save(per_input / "labels.npy", np.array([0, 1, 1]))
+    data = load(str(per_input), [X], SCALE)
+    assert data.count == 3 and data.labels.tolist() == [0, 1, 1]
+    per_sample = tmp_path / "per_sample"
+    per_sample.mkdir()
+    for k in range(4):
+        np.savez(per_sample / f"{k}.npz", x=np.full(4, k, np.float32), labels=np.int64(k % 2))
+    data = load(str(per_sample), [X], SCALE)
+    assert data.inputs["x:0"][:, 0].tolist() == [0, 1, 2, 3] and data.labels.tolist() == [0, 1, 0, 1]
+
+
+def test_a_folder_of_images_is_decoded_resized_scaled_and_labelled_by_sub_folder(tmp_path):
+    import tensorflow as tf
+
+    for k, name in enumerate(("0_red", "1_green")):
+        (tmp_path / name).mkdir()
+        for j in range(2):
+            pixels = np.zeros((16, 12, 3), np.uint8)
+            pixels[..., k] = 255
+            (tmp_path / name / f"{j}.png").write_bytes(tf.io.encode_png(pixels).numpy())
+    scaling = DataOptions(image_scale="1/127.5", image_mean="1").image_scaling()
+    data = load(str(tmp_path), [IMAGE], scaling)
+    assert data.inputs["image:0"].shape == (4, 8, 8, 3) and data.classes == ("0_red", "1_green")
+    assert data.labels.tolist() == [0, 0, 1, 1]
+    assert np.allclose(data.inputs["image:0"][0, 0, 0], [1, -1, -1])  # (255/127.5 - 1), (0 - 1)
+    first = TensorInfo("nchw:0", "float32", (None, 3, 8, 8))
+    assert load(str(tmp_path), [first], scaling).inputs["nchw:0"].shape == (4, 3, 8, 8)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("shape", r"x.npz: array 'x' has shape \[5, 3\], but input 'x:0' takes \[\?,4\]"),
+    ("dtype", r"x.npz: array 'x' has dtype <U1, but input 'x:0' takes float32"),
+    ("missing", r"x.npz: no array for input 'x' \(has: a, b\); name each array after its input"),
+    ("empty", r"empty: an empty folder \(no .npz, .npy or image files"),
+    ("image", r"bad.png: not a readable image"),
+    ("not numpy", r"x.npz: not an .npz or .npy file"),
+    ("labels", r"x.npz: 2 labels for 5 samples"),
+    ("nothing", r"nowhere: not found"),
+])
+def test_bad_data_is_one_line_naming_the_file_and_the_input(tmp_path, case, message):
+    path = tmp_path / "x.npz"
+    infos = [X]
+    if case == "shape":
+        np.savez(path, x=np.zeros((5, 3)))
+    elif case == "dtype":
+        np.savez(path, x=np.array([["a"] * 4] * 5))
+    elif case == "missing":
+        np.savez(path, a=np.zeros((5, 4)), b=np.zeros((5, 4)))
+    elif case == "empty":
+        path = tmp_path / "empty"
+        path.mkdir()
+    elif case == "image":
+        path = tmp_path / "images"
+        (path / "cats").mkdir(parents=True)
+        (path / "cats" / "bad.png").write_bytes(b"not a png")
+        infos = [IMAGE]
+    elif case == "not numpy":
+        path.write_text("hello")
+    elif case == "labels":
+        np.savez(path, x=np.zeros((5, 4)), labels=np.array([1, 2]))
+    elif case == "nothing":
+        path = tmp_path / "nowhere"
+    with pytest.raises(InputError, match=message) as err:
+        load(str(path), infos, SCALE)
+    assert "\n" not in str(err.value)
+
+
+def test_image_scaling_options_are_checked_with_the_plan():
+    assert DataOptions(image_scale="1/255").image_scaling().scale == pytest.approx(1 / 255)
+    assert DataOptions(image_mean="0.485,0.456,0.406").image_scaling().mean == (0.485, 0.456, 0.406)
+    with pytest.raises(OptionValueError, match="image_scale"):
+        DataOptions(image_scale="one")
+    with pytest.raises(OptionValueError, match="cannot be 0"):
+        DataOptions(image_std="0")
