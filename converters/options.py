@@ -20,10 +20,13 @@ class NoOptions:
 
 
 def option(default=dataclasses.MISSING, *, flag: str | None = None, help: str = "",
-           path: bool = False, cache: bool = True, metavar: str | None = None):
-    """A field of an options dataclass, with what the CLI, manifests and the cache read."""
+           path: bool = False, cache: bool = True, metavar: str | None = None,
+           output: bool = False):
+    """A field of an options dataclass, with what the CLI, manifests and the cache read
+    (`output`: a path the run writes, so the cache key does not read it)."""
     return dataclasses.field(default=default, metadata={
-        "flag": flag, "help": help, "path": path, "cache": cache, "metavar": metavar})
+        "flag": flag, "help": help, "path": path, "cache": cache, "metavar": metavar,
+        "output": output})
 
 
 def meta(f: dataclasses.Field, key: str, fallback=None):
@@ -46,9 +49,10 @@ def flag_of(cls: type, name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def paths_of(classes) -> set[str]:
-    """The option names declared as paths in any of `classes`."""
-    return {f.name for cls in classes for f in dataclasses.fields(cls) if meta(f, "path")}
+def paths_of(classes, inputs_only: bool = False) -> set[str]:
+    """The option names declared as paths in any of `classes` (`inputs_only`: not outputs)."""
+    return {f.name for cls in classes for f in dataclasses.fields(cls) if meta(f, "path")
+            and not (inputs_only and meta(f, "output"))}
 
 
 def parse_options(cls: type, raw: dict, where: str, spell=lambda name: name):

@@ -27,8 +27,8 @@ def test_unknown_option_is_refused_before_work():
 
 def test_ill_typed_option_is_refused():
     registry = registry_with({"name": "t", "stages": [
-        {"use": "freeze_variables"}, {"use": "export_pb"}, {"use": "verify", "tolerance": "x"}]})
-    with pytest.raises(ConfigError, match="option tolerance must be float"):
+        {"use": "freeze_variables"}, {"use": "export_pb"}, {"use": "verify", "batch_size": "x"}]})
+    with pytest.raises(ConfigError, match="option batch_size must be an integer"):
         plan.build(registry, ["t"])
 
 

@@ -99,10 +99,11 @@ def keyed_options(options) -> str:
 
 
 def _option_files(prepared) -> list[str]:
-    """The files stage options name (declared `path=True`: an int8 calibration set)."""
+    """The files stage options read (declared `path=True`, not `output`: an int8 calibration
+    set, verification data, golden outputs)."""
     from graphfreeze.options import paths_of
 
-    keys = paths_of(prepared.registry.option_classes("stage"))
+    keys = paths_of(prepared.registry.option_classes("stage"), inputs_only=True)
     request = prepared.request
     tables = [request.overrides, *request.target_options.values()]
     return [v for table in tables for k, v in table.items() if k in keys and isinstance(v, str)]

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from graphfreeze import storage
+from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.onnx.fakequant import (
     NodeRefused,
@@ -24,6 +25,7 @@ from graphfreeze.formats.onnx.fakequant import (
 )
 from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset
 from graphfreeze.formats.onnx.probe import onnx_probe
+from graphfreeze.formats.onnx.quantize import QUANTIZE
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
 from graphfreeze.options import OptionValueError, option
@@ -33,13 +35,18 @@ from graphfreeze.tensors import io_infos
 
 
 @dataclass(frozen=True)
-class OnnxOptions:
+class OnnxOptions(CalibrationOptions):
     opset: int | None = option(None, flag="--opset", metavar="N",
                                help="onnx: ONNX opset (default: newest tf2onnx and onnxruntime "
                                     "both support).")
     external_data_bytes: int = 1 << 30  # weights above this go to FILE.onnx.data
+    quantize: str = "none"  # none | int8 (static QDQ) | fp16
 
     def __post_init__(self):  # checked with the plan, before any model is loaded
+        super().__post_init__()
+        if self.quantize not in QUANTIZE:
+            raise OptionValueError("quantize", repr(self.quantize),
+                                   f"choose one of {', '.join(QUANTIZE)}")
         if self.opset is not None and not MIN_OPSET <= self.opset <= newest_opset():
             raise OptionValueError("opset", self.opset, f"this install converts opsets "
                                                         f"{MIN_OPSET} to {newest_opset()}")
@@ -220,11 +227,16 @@ def session_runner(path: str, inputs, outputs, as_defined: bool = False):
     return run
 
 
-_QDQ_NOTE = ("fake quantization as QuantizeLinear/DequantizeLinear, verified as ONNX defines "
-             "them; onnxruntime's default int8 kernels may differ by a quantization step")
+_QDQ_NOTE = ("{} as QuantizeLinear/DequantizeLinear, verified as ONNX defines them; "
+             "onnxruntime's default int8 kernels may differ by a quantization step")
+
+
+def _has_qdq(model) -> bool:
+    return any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node)
 
 
 def run(state, options: OnnxOptions):
+    from graphfreeze.formats.onnx.quantize import apply
     from graphfreeze.graph.graphdefs import op_counts
 
     opset = options.opset or newest_opset()
@@ -235,7 +247,9 @@ def run(state, options: OnnxOptions):
         raise InputError(f"{state.model.graph_file}: tf2onnx has no ONNX mapping at opset {opset} "
                          f"for op(s) {', '.join(missing)}; try a newer --opset, or another target")
     int8_weights = quantize_folded_weights(model, fake_quant_ranges(state.graph_def))
-    quantized = any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node)
+    qat = _has_qdq(model)
+    model, quantize_facts, warnings = apply(state, options, model, inputs, qat)
+    quantized = _has_qdq(model)
     weight_bytes = sum(len(t.raw_data) for t in model.graph.initializer)
     external = weight_bytes > options.external_data_bytes or model.ByteSize() > PROTOBUF_LIMIT
     path = state.output_path
@@ -252,8 +266,9 @@ def run(state, options: OnnxOptions):
         format="onnx", inputs=inputs, outputs=outputs,
         facts={"opset": opset, "onnx_node_count": len(model.graph.node),
                "int8_weights": len(int8_weights),
+               **quantize_facts,
                **({"quantization": "qat (fake quantization as QuantizeLinear/DequantizeLinear)"}
-                  if quantized else {}),
+                  if qat else {}),
                "onnx_op_counts": dict(sorted(
                    collections.Counter(n.op_type for n in model.graph.node).items())),
                "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
@@ -261,8 +276,12 @@ def run(state, options: OnnxOptions):
         run=session_runner(temps[0], inputs, outputs, as_defined=quantized),
         probe=onnx_probe(temps[0], inputs),
         summary=((f"weights in {storage.basename(paths[1])} (keep it beside the model)",)
-                 if external else ()) + ((_QDQ_NOTE,) if quantized else ()))
-    return dataclasses.replace(state, artifact=artifact)
+                 if external else ()) +
+        ((_QDQ_NOTE.format("fake quantization" if qat else "int8 (onnxruntime's quantizer)"),)
+         if quantized else ()))
+    warnings = [*state.notes.get("warnings", []), *warnings] if warnings else []
+    return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
+                               if warnings else state.notes)
 
 
 STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,

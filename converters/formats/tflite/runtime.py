@@ -139,21 +139,21 @@ def output_values(interp, names: list[str]) -> list:
 
 
 def quantize(value, detail):
-    """A float array as an int8/uint8 input tensor wants it (scale, zero point)."""
+    """A float array as an int8/uint8/int16 input tensor wants it (scale, zero point)."""
     import numpy as np
 
     scale, zero = detail["quantization"]
-    if detail["dtype"] in (np.int8, np.uint8) and scale:
+    if detail["dtype"] in (np.int8, np.uint8, np.int16) and scale:
         info = np.iinfo(detail["dtype"])
         return np.clip(np.round(value / scale + zero), info.min, info.max).astype(detail["dtype"])
     return value.astype(detail["dtype"])
 
 
 def dequantize(value, detail):
-    """An int8/uint8 tensor's real values."""
+    """An int8/uint8/int16 tensor's real values."""
     import numpy as np
 
     scale, zero = detail["quantization"]
-    if value.dtype in (np.int8, np.uint8) and scale:
+    if value.dtype in (np.int8, np.uint8, np.int16) and scale:
         return (value.astype(np.float32) - zero) * scale
     return value

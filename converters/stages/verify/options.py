@@ -62,7 +62,7 @@ class VerifyOptions(DataOptions):
         None, flag="--max-accuracy-drop", metavar="X%",
         help="With labelled data: top-1 accuracy the artifact may lose against the original.")
     save_golden: str | None = option(
-        None, flag="--save-golden", path=True, metavar="DIR",
+        None, flag="--save-golden", path=True, output=True, metavar="DIR",
         help="Keep the inputs and the original's outputs in DIR (for --golden later).")
     golden: str | None = option(
         None, flag="--golden", path=True, metavar="DIR",
