@@ -135,7 +135,7 @@ def test_a_refused_value_is_named_as_the_user_spelled_it(tmp_path, freeze, sampl
     assert result.exit_code == 6 and "--opset 999: this install converts" in result.stderr
     result = freeze("--ckpt", ckpt, "--outputs", "probs", "--tolerance", "-1",
                     "-o", tmp_path / "m.pb")
-    assert result.exit_code == 6 and "--tolerance '-1': give numbers >= 0" in result.stderr
+    assert result.exit_code == 6 and "--tolerance -1: give a number >= 0" in result.stderr
     (tmp_path / "models.toml").write_text(
         f'schema_version = 1\n[[model]]\nsource = "{ckpt}"\noutputs = "probs"\n'
         'targets = ["onnx"]\nopset = 999\n')

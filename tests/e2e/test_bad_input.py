@@ -155,7 +155,7 @@ def test_original_that_fails_to_run_is_an_input_error(sample, freeze):
 
 @pytest.mark.parametrize("args,code,phrase", [
     (("--tolerance", "nan"), 6, "--tolerance nan: give a number >= 0"),
-    (("--tolerance", "-1"), 6, "--tolerance -1.0: give a number >= 0"),
+    (("--tolerance", "-1"), 6, "--tolerance -1: give a number >= 0"),
     (("--inputs", "x[1,4"), 3, "a shape is written in brackets after the name"),
     (("--inputs", "x[0,4]"), 3, "shape dims must be positive numbers"),
     (("--outputs", "probs[1,3]"), 3, "only --inputs take a shape"),

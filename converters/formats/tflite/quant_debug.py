@@ -114,10 +114,12 @@ def _layer(tensor: str, nodes) -> str:
 
 
 def summary_line(rows: list[dict], quantize: str, shown: int = 3) -> str:
-    """One line for the CLI: the worst few layers and their rmse/scale."""
+    """One line for the CLI: the worst few layers (the first node of a fused op, which
+    --keep-float takes) and their rmse/scale."""
     head = "worst quantized layers" if quantize == "int8" else \
         "layers most sensitive to int8 (TF's debugger measures full int8 only)"
-    parts = [f"{r['layer']} ({'rmse/scale ' if k == 0 else ''}{_number(r['rmse/scale'])})"
+    parts = [f"{r['layer'].split(';')[0]} ({'rmse/scale ' if k == 0 else ''}"
+             f"{_number(r['rmse/scale'])})"
              for k, r in enumerate(rows[:shown])]
     return f"{head}: {', '.join(parts)}; {ROUNDING:.2f} is rounding alone"
 

@@ -25,7 +25,7 @@ def per_output(spec, name: str) -> tuple[float | None, dict[str, float]]:
             raise OptionValueError(name, repr(spec), "write OUTPUT=X, e.g. probs=1e-4")
         x = number(value.strip(), name)
         if math.isnan(x) or x < 0:
-            raise OptionValueError(name, repr(spec), "give numbers >= 0 (inf allows any difference)")
+            raise OptionValueError(name, spec, "give a number >= 0 (inf allows any difference)")
         if sep:
             own[key.strip()] = x
         else:

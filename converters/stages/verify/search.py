@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from graphfreeze.errors import ConfigError, VerificationError
+from graphfreeze.errors import VerificationError
 
 DEBUG_ROWS = 32  # the debugger ranks on the first rows of the data: per-layer means settle
 
@@ -18,10 +18,6 @@ DEBUG_ROWS = 32  # the debugger ranks on the first rows of the data: per-layer m
 def quantize_until(state, options, ref, first: dict, check) -> tuple:
     """(artifact, report) of the smallest float set that passes `check(artifact) -> report`."""
     artifact = state.artifact
-    if artifact.requantize is None:
-        raise ConfigError(f"target '{state.target}': --quantize-until keeps layers of a "
-                          f"quantized TFLite model in float; the {artifact.format} artifact has "
-                          "none to keep (use edge-int8)")
     names = [i.name for i in artifact.inputs]
     samples = [[ref.feeds[n][k:k + 1] for n in names] for k in range(min(DEBUG_ROWS, ref.rows))]
     ranked = list(artifact.quantized_layers(samples))
@@ -69,6 +65,13 @@ def quantize_until(state, options, ref, first: dict, check) -> tuple:
              f"{' (' + ', '.join(shown[:3]) + (', ...' if passes > 3 else '') + ')' if passes else ''}",
              *("  " + _shown(s) for s in steps)]
     return dataclasses.replace(chosen, summary=(*chosen.summary, *lines)), report
+
+
+def met_at_once(artifact, report: dict) -> tuple:
+    """The goal met with every layer quantized: said so, no search."""
+    report = {**report, "quantize_until": {"kept_float": [], "steps": [_step(0, artifact, report)]}}
+    line = "quantize-until: met with every layer quantized"
+    return dataclasses.replace(artifact, summary=(*artifact.summary, line)), report
 
 
 def state_goal(options) -> str:

@@ -46,7 +46,10 @@ def run(state, options: VerifyOptions):
     if artifact.run is None:
         raise ConfigError(f"target '{state.target}': its export stage gives no way to run the "
                           "artifact, so it cannot be verified; pass --no-verify")
-    goal = options.quantize_target() if options.quantize_until is not None else None
+    # --quantize-until is the goal of artifacts that can keep layers in float (edge-int8); the
+    # other targets of the run verify as they always do
+    goal = options.quantize_target() if options.quantize_until is not None and \
+        artifact.requantize is not None else None
     options = learned_quantization(artifact, goal or options)
     unknown = sorted(options.named_outputs() - {n for t in artifact.outputs
                                                 for n in (t.name, t.name.rsplit(":", 1)[0])})
@@ -58,11 +61,12 @@ def run(state, options: VerifyOptions):
     judge.original_is_finite(artifact.outputs, ref.expected, ref.where)
     _save_golden(state, options, ref)
     report = verdict(artifact, ref, options)
-    if not report["passed"] and goal is not None:
-        from graphfreeze.stages.verify.search import quantize_until
+    if goal is not None:
+        from graphfreeze.stages.verify.search import met_at_once, quantize_until
 
         artifact, report = quantize_until(state, options, ref, report,
-                                          lambda a: verdict(a, ref, options))
+                                          lambda a: verdict(a, ref, options)) \
+            if not report["passed"] else met_at_once(artifact, report)
     if options.explain or not report["passed"]:
         feeds = {n: v[:LOCATOR_ROWS] for n, v in ref.feeds.items()}
         report["divergence"] = locate(dataclasses.replace(state, artifact=artifact), feeds,
