@@ -15,6 +15,7 @@ TARGET_FILES = {  # target -> (file written by `-o DIR/` with that single target
     "tflite-fp16": ("model.ckpt-200.tflite", "tflite"),
     "tflite-dynamic": ("model.ckpt-200.tflite", "tflite"),
     "edge-int8": ("model.ckpt-200.tflite", "tflite"),
+    "edge-int16x8": ("model.ckpt-200.tflite", "tflite"),
     "onnx": ("model.ckpt-200.onnx", "onnx"),
 }
 

@@ -183,3 +183,31 @@ def test_tolerance_specs_and_statistics():
                 {"quantize_until": "-1"}, {"golden": "a", "save_golden": "b"}):
         with pytest.raises(OptionValueError):
             VerifyOptions(**bad)
+
+
+def test_a_folder_of_images_verifies_and_calibrates_and_its_classes_must_fit(cnn_data, freeze,
+                                                                             tmp_path):
+    import tensorflow as tf
+
+    ckpt, _ = cnn_data
+    rng = np.random.default_rng(2)
+    images = tmp_path / "images"
+    for k in range(5):
+        (images / f"{k}_class").mkdir(parents=True)
+        for j in range(3):
+            pixels = rng.integers(0, 256, (20, 24, 3), dtype=np.uint8)  # resized to 16x16
+            (images / f"{k}_class" / f"{j}.png").write_bytes(tf.io.encode_png(pixels).numpy())
+    out = tmp_path / "i.tflite"
+    result = freeze("--ckpt", ckpt, "--outputs", "probs", "--target", "edge-int8", "-o", out,
+                    "--verify-data", images, "--image-scale", "1/127.5", "--image-mean", "1")
+    assert result.exit_code == 0, result.output
+    car = _sidecar(out)
+    assert car["calibration"] == str(images)
+    assert car["verification"]["data"] == f"{images} (15 rows)"
+    assert car["verification"]["accuracy"]["rows"] == 15
+    (images / "5_extra").mkdir()
+    (images / "5_extra" / "x.png").write_bytes((images / "0_class" / "0.png").read_bytes())
+    result = freeze("--ckpt", ckpt, "--outputs", "probs", "--target", "tflite", "-o",
+                    tmp_path / "j.tflite", "--verify-data", images)
+    assert result.exit_code == 3 and "6 class folders (0_class, 1_class, 2_class, ...) do not " \
+        "match output 'probs:0' with 5 classes" in result.output
