@@ -104,9 +104,10 @@ class VerifyOptions(DataOptions):
             raise OptionValueError("batch_size", self.batch_size, "give at least 1")
         if self.quantize_rounds < 1:
             raise OptionValueError("quantize_rounds", self.quantize_rounds, "give at least 1")
-        if self.golden and self.save_golden:
-            raise OptionValueError("golden", self.golden, "give --golden or --save-golden, "
-                                   "not both")
+        if self.golden and (self.save_golden or self.verify_data):
+            raise OptionValueError("golden", self.golden, "golden outputs bring their own "
+                                   "inputs: give --golden alone, without --save-golden or "
+                                   "--verify-data")
 
     def tolerance_for(self, output: str) -> tuple[float, float]:
         """(absolute, relative) error allowed for output `output` ("probs:0")."""

@@ -6,10 +6,11 @@ import dataclasses
 import math
 
 from graphfreeze.diverge import lines, locate
-from graphfreeze.errors import ConfigError, VerificationError
+from graphfreeze.errors import ConfigError, InputError, VerificationError
 from graphfreeze.stages.verify import judge
 from graphfreeze.stages.verify.options import VerifyOptions
 from graphfreeze.stages.verify.reference import Reference, chunked, shared
+from graphfreeze.stages.verify.search import state_goal
 
 LOCATOR_ROWS = 8  # the divergence locator keeps every tensor: it runs on the first rows only
 
@@ -58,6 +59,10 @@ def run(state, options: VerifyOptions):
                           f"model does not have (outputs: "
                           f"{', '.join(t.name for t in artifact.outputs)})")
     ref = shared(state, options, artifact.inputs)
+    if goal is not None and ref.labels is None and goal.accuracy_drop() is not None:
+        raise InputError(f"--quantize-until {state_goal(goal)} is a top-1 accuracy drop, which "
+                         "needs labelled data: --verify-data with a `labels` array or class "
+                         "sub-folders; or give a mean |diff| such as --quantize-until 0.01")
     judge.original_is_finite(artifact.outputs, ref.expected, ref.where)
     _save_golden(state, options, ref)
     report = verdict(artifact, ref, options)

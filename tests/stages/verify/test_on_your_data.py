@@ -211,3 +211,17 @@ def test_a_folder_of_images_verifies_and_calibrates_and_its_classes_must_fit(cnn
                     tmp_path / "j.tflite", "--verify-data", images)
     assert result.exit_code == 3 and "6 class folders (0_class, 1_class, 2_class, ...) do not " \
         "match output 'probs:0' with 5 classes" in result.output
+
+
+def test_an_accuracy_goal_without_labels_and_golden_with_other_data_are_one_line(
+        cnn_data, freeze, tmp_path):
+    ckpt, _ = cnn_data
+    plain = tmp_path / "plain.npz"
+    np.savez(plain, images=np.zeros((4, 16, 16, 3), np.float32))
+    result = freeze("--ckpt", ckpt, "--outputs", "probs", "--target", "edge-int8", "-o",
+                    tmp_path / "a.tflite", "--verify-data", plain, "--quantize-until", "1%")
+    assert result.exit_code == 3 and "--quantize-until 1.00% top-1 drop is a top-1 accuracy " \
+        "drop, which needs labelled data" in result.output
+    result = freeze("--ckpt", ckpt, "--outputs", "probs", "-o", tmp_path / "b.pb",
+                    "--golden", tmp_path, "--verify-data", plain)
+    assert result.exit_code == 6 and "give --golden alone" in result.output
