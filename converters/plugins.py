@@ -111,14 +111,15 @@ class Source:
 @dataclass(frozen=True)
 class Format:
     """An artifact format. `export` is the stage that writes it (registered with the stages);
-    `runtime(...)` makes an Artifact's `run` (how verification runs the file), `probe(...)` its
+    `runtime(path, inputs, outputs)` runs a written file whose inputs and outputs (TensorInfo)
+    its sidecar lists, checked as untrusted input (`freeze verify`), `probe(...)` an Artifact's
     `probe` (intermediate tensors for the divergence locator), `gaps(graph_def, ops)` what the
     format cannot take (`freeze inspect`); `requires` names the Python modules it imports,
     installed by `pip install 'graphfreeze[EXTRA]'`."""
 
     name: str
     export: Stage
-    runtime: Callable[..., Callable[[dict], list]]
+    runtime: Callable[[str, tuple, tuple], Callable[[dict], list]]
     probe: Callable[..., Callable[[dict, list[str]], dict]] | None = None
     gaps: Callable[[Any, set], OpGaps] | None = None
     requires: tuple[str, ...] = ()

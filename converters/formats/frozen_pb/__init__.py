@@ -2,6 +2,7 @@
 
 from graphfreeze.formats.frozen_pb.export import STAGE
 from graphfreeze.formats.frozen_pb.probe import frozen_probe
+from graphfreeze.formats.frozen_pb.runtime import graph_runner
 from graphfreeze.plugins import Format
 
-FORMAT = Format("frozen_pb", STAGE, runtime=frozen_probe, probe=frozen_probe)
+FORMAT = Format("frozen_pb", STAGE, runtime=graph_runner, probe=frozen_probe)

@@ -1,7 +1,8 @@
 """The SavedModel directory: what TensorFlow Serving loads."""
 
 from graphfreeze.formats.frozen_pb.probe import frozen_probe
-from graphfreeze.formats.saved_model.export import STAGE, load_runner
+from graphfreeze.formats.saved_model.export import STAGE
+from graphfreeze.formats.saved_model.runtime import saved_model_runner
 from graphfreeze.plugins import Format
 
-FORMAT = Format("saved_model", STAGE, runtime=load_runner, probe=frozen_probe)
+FORMAT = Format("saved_model", STAGE, runtime=saved_model_runner, probe=frozen_probe)

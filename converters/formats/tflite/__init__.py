@@ -3,8 +3,8 @@
 from graphfreeze.formats.tflite.export import STAGE
 from graphfreeze.formats.tflite.gaps import tflite_gaps
 from graphfreeze.formats.tflite.probe import tflite_probe
-from graphfreeze.formats.tflite.runner import interpreter_runner
+from graphfreeze.formats.tflite.runner import file_runner
 from graphfreeze.plugins import Format
 
-FORMAT = Format("tflite", STAGE, runtime=interpreter_runner, probe=tflite_probe, gaps=tflite_gaps,
+FORMAT = Format("tflite", STAGE, runtime=file_runner, probe=tflite_probe, gaps=tflite_gaps,
                 requires=("ai_edge_litert",), extra="convert")

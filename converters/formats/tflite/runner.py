@@ -45,3 +45,18 @@ def interpreter_runner(path: str, inputs, state):
         return [got[n] for n in out_names]
 
     return run
+
+
+def file_runner(path: str, inputs, outputs):
+    """run({input name: array}) -> the outputs in order, from a `.tflite` file whose inputs and
+    outputs a sidecar lists (`freeze verify`)."""
+    from types import SimpleNamespace
+
+    from graphfreeze.names import TensorRef
+
+    def refs(infos):
+        return tuple(TensorRef(i.name.rpartition(":")[0], int(i.name.rpartition(":")[2]))
+                     for i in infos)
+
+    state = SimpleNamespace(inputs=refs(inputs), outputs=refs(outputs), output_path=path)
+    return interpreter_runner(path, inputs, state)

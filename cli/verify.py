@@ -1,0 +1,57 @@
+"""`freeze verify ARTIFACT --golden DIR`: check an artifact written earlier against golden
+outputs, without the original model."""
+
+from __future__ import annotations
+
+import click
+from graphfreeze_cli import flags
+from graphfreeze_cli.running import quiet_tensorflow, run
+
+JUDGED = ("tolerance", "rtol", "check_stat", "max_accuracy_drop")  # the flags `verify` takes
+
+
+def _judged(func):
+    for flag in reversed([f for f in flags.declared("stage") if f.name in JUDGED]):
+        func = flags._click_option(flag)(func)  # noqa: SLF001 -- the same flags as `freeze`
+    return func
+
+
+@click.command("verify")
+@click.argument("artifact", metavar="ARTIFACT")
+@click.option("--golden", required=True, metavar="DIR",
+              help="Golden outputs saved with --save-golden.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_judged
+@click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
+def verify_command(artifact, golden, as_json, debug, **values):
+    """Run ARTIFACT (with its sidecar beside it) in its own runtime on the golden inputs and
+    judge it against the golden outputs, by its target's verification."""
+
+    def check():
+        import json
+
+        from graphfreeze import storage
+        from graphfreeze.registry import Registry
+        from graphfreeze.verify_file import verify_file
+        from graphfreeze_cli import show
+
+        quiet_tensorflow(debug)
+        given = {k: v for k, v in values.items() if v is not None}
+        report = verify_file(storage.expand(artifact), storage.expand(golden),
+                             Registry.default(), given)
+        if as_json:
+            click.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
+            return
+        out = show.Console(highlight=False, soft_wrap=True)
+        out.print(f"{artifact} ({report['target']}): passed against {report['data']}")
+        for name, m in report["metrics"].items():
+            top1 = m.get("top1_agreement")
+            out.print(f"  {name}: max |diff| {m['max_abs_diff']:.2g}, mean |diff| "
+                      f"{m['mean_abs_diff']:.2g}" + ("" if top1 is None else
+                                                      f", top-1 agreement {top1:.0%}"))
+        accuracy = report.get("accuracy")
+        if accuracy:
+            out.print(f"  top-1 accuracy {accuracy['artifact']:.2%} (golden original "
+                      f"{accuracy['original']:.2%}, drop {accuracy['drop']:+.2%})")
+
+    run(check, debug)

@@ -1,0 +1,85 @@
+"""`freeze verify ARTIFACT --golden DIR`: artifacts written earlier, checked against golden
+outputs in their own runtimes without the original model; a changed, foreign or hostile file
+is one line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def written(samples, tmp_path_factory):
+    """A folder with the sample CNN's android, server, tflite and onnx artifacts and golden/."""
+    from graphfreeze.convert import Request, execute, prepare
+
+    out = tmp_path_factory.mktemp("written")
+    rng = np.random.default_rng(5)
+    np.savez(out / "val.npz", images=rng.standard_normal((12, 16, 16, 3)).astype(np.float32),
+             labels=rng.integers(0, 5, 12))
+    execute(prepare(Request(str(samples / "cnn_v2" / "model.ckpt-200"), outputs=("probs",),
+                            targets=("android", "server", "tflite", "onnx"),
+                            output=f"{out}/", overrides={"verify_data": str(out / "val.npz"),
+                                                         "save_golden": str(out / "golden")})))
+    return out
+
+
+@pytest.mark.parametrize("name", ["model.ckpt-200.pb", "model.ckpt-200.savedmodel",
+                                  "model.ckpt-200.tflite", "model.ckpt-200.onnx"])
+def test_each_format_verifies_against_golden_outputs(written, freeze, name):
+    result = freeze("verify", written / name, "--golden", written / "golden")
+    assert result.exit_code == 0, result.output
+    assert "passed against the golden inputs in" in result.output
+    assert "top-1 accuracy" in result.output and "probs:0: max |diff|" in result.output
+
+
+def test_too_tight_a_tolerance_fails_with_exit_5(written, freeze):
+    result = freeze("verify", written / "model.ckpt-200.tflite", "--golden",
+                    written / "golden", "--tolerance", "1e-12")
+    assert result.exit_code == 5 and "against the golden outputs in" in result.output
+    as_json = freeze("verify", written / "model.ckpt-200.onnx", "--golden", written / "golden",
+                     "--json")
+    assert as_json.exit_code == 0 and json.loads(as_json.output)["passed"] is True
+
+
+def test_changed_foreign_and_hostile_files_are_one_line(written, hostile_models, samples, freeze,
+                                                        tmp_path):
+    changed = tmp_path / "m.tflite"
+    shutil.copy(written / "model.ckpt-200.tflite", changed)
+    shutil.copy(written / "model.ckpt-200.tflite.json", tmp_path / "m.tflite.json")
+    changed.write_bytes(changed.read_bytes() + b"\0")
+    result = freeze("verify", changed, "--golden", written / "golden")
+    assert result.exit_code == 3 and "its bytes are not those its sidecar records" in result.output
+    alone = tmp_path / "alone.tflite"
+    shutil.copy(written / "model.ckpt-200.tflite", alone)
+    result = freeze("verify", alone, "--golden", written / "golden")
+    assert result.exit_code == 3 and "no sidecar" in result.output
+    hostile = tmp_path / "h.pb"  # a graph that reads the host's files, behind a valid sidecar
+    shutil.copy(hostile_models / "models" / "frozen_read.pb", hostile)
+    car = json.loads((written / "model.ckpt-200.pb.json").read_text())
+    car["sha256"] = hashlib.sha256(hostile.read_bytes()).hexdigest()
+    (tmp_path / "h.pb.json").write_text(json.dumps(car))
+    result = freeze("verify", hostile, "--golden", written / "golden")
+    assert result.exit_code == 3 and "has no node 'images:0', which its sidecar names" in \
+        result.output
+    car["inputs"][0].update(name="x:0", shape=[None, 4])
+    car["outputs"][0].update(name="leak:0", shape=None)
+    (tmp_path / "h.pb.json").write_text(json.dumps(car))
+    (tmp_path / "hg").mkdir()  # golden outputs that fit it: the check is the file's, not theirs
+    np.savez(tmp_path / "hg" / "golden.npz", **{"input:x:0": np.zeros((1, 4), np.float32),
+                                                "output:leak:0": np.zeros(3, np.float32)})
+    result = freeze("verify", hostile, "--golden", tmp_path / "hg")
+    assert result.exit_code == 3 and "ReadFile" in result.output, result.output
+    other = tmp_path / "other"
+    from graphfreeze.convert import Request, execute, prepare
+
+    execute(prepare(Request(str(samples / "iris" / "model.ckpt-200"), outputs=("probs",),
+                            output=str(tmp_path / "iris.pb"),
+                            overrides={"save_golden": str(other)})))
+    result = freeze("verify", written / "model.ckpt-200.pb", "--golden", other)
+    assert result.exit_code == 3 and "golden outputs of another model: this model's input " \
+        "'images:0' is not in them (they have x:0)" in result.output
