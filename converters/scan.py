@@ -153,9 +153,9 @@ def _keras(path: str, check) -> None:
     import shutil
 
     from graphfreeze.sources.keras_config import check_keras_config, read_keras_config
-    from graphfreeze.sources.keras_model import _local_copy
+    from graphfreeze.sources.keras_model import local_copy
 
-    local, tmp = _local_copy(path)  # Keras files are read locally
+    local, tmp = local_copy(path)  # Keras files are read locally
     try:
         config = read_keras_config(local)  # parses and checks the config's structure
     finally:

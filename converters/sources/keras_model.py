@@ -70,7 +70,7 @@ def _getattr_path(obj, path: str):
     return obj
 
 
-def _local_copy(path: str) -> tuple[str, str | None]:
+def local_copy(path: str) -> tuple[str, str | None]:
     """Keras reads local files only: remote ones are copied to a temp dir first."""
     if not storage.is_remote(path):
         return path, None
@@ -153,7 +153,7 @@ def open_model(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
     if not storage.exists(path):
         raise InputError(f"{path}: file not found; check the path")
     objects = custom_objects(custom)
-    local, tmp = _local_copy(path)
+    local, tmp = local_copy(path)
     try:
         model, flavour = _load(local, path, objects, unsafe)
     finally:
