@@ -42,8 +42,12 @@ def written(results) -> None:
                   f"{car.facts.get('node_count', '?')} nodes)")
         for line in car.summary:
             out.print(f"  {line}")
+        if car.facts.get("latency"):
+            out.print(f"  latency: {latency_line(car.facts['latency'])}", markup=False)
         out.print(f"  sidecar: {w.sidecar_path}")
-    Console(highlight=False, width=max(out.width, 120)).print(verification_table(results))
+    timed = any(w.sidecar.facts.get("latency") for w in results)  # a latency column
+    Console(highlight=False, width=max(out.width, 132 if timed else 120)).print(
+        verification_table(results))
     for line in accuracy_lines(results):
         out.print(line)
     from graphfreeze.diverge import lines
@@ -68,29 +72,47 @@ def accuracy_lines(results) -> list[str]:
             *(f"  {target}: {a['artifact']:.2%} (drop {a['drop']:+.2%})" for target, a in found)]
 
 
+def ms(value: float) -> str:
+    return f"{value:.3g} ms"
+
+
+def latency_line(lat: dict) -> str:
+    """--benchmark's record: `median 0.48 ms, p90 0.54 ms (RUNTIME, 1 thread, 50 runs; CPU)`."""
+    threads = f"{lat['threads']} thread" + ("s" if lat["threads"] != 1 else "")
+    return (f"median {ms(lat['median_ms'])}, p90 {ms(lat['p90_ms'])} at batch 1 "
+            f"({lat['runtime']}, {threads}, {lat['runs']} runs after {lat['warmup']} warm-up; "
+            f"{lat['cpu']})")
+
+
 def verification_table(results) -> Table:
     where = next((w.sidecar.verification.get("data", "seeded inputs") for w in results
                   if w.sidecar.verification), "seeded inputs")
     against = "golden outputs" if where.startswith("the golden") else "the original"
     table = Table(title=f"compared with {against} on {where}", title_justify="left")
-    numbers = ("size", "max |diff|", "mean |diff|", "rmse", "cosine", "top-1")
-    for col in ("target", "file", "size", "output", *numbers[1:], "ok"):
+    numbers = ("size", "max |diff|", "mean |diff|", "rmse", "cosine", "top-1", "latency")
+    timed = any(w.sidecar.facts.get("latency") for w in results)  # --benchmark
+    for col in ("target", "file", "size", "output", *numbers[1:6], "ok",
+                *(("latency",) if timed else ())):
         table.add_column(col, no_wrap=col != "file", overflow="fold",
                          justify="right" if col in numbers else "left")
     for w in results:
         car = w.sidecar
         check = car.verification
         name = car.file
+        lat = car.facts.get("latency")
+        latency = (ms(lat["median_ms"]) if lat else "-",) if timed else ()
         if not check:
             table.add_row(w.target, name, size(car.bytes), "-", "not verified", "", "", "", "",
-                          "")
+                          "", *latency)
             continue
         for output, m in check["metrics"].items():
             top1 = m.get("top1_agreement")
             table.add_row(w.target, name, size(car.bytes), output, f"{m['max_abs_diff']:.2g}",
                           f"{m['mean_abs_diff']:.2g}", f"{m['rmse']:.2g}", f"{m['cosine']:.6f}",
-                          "" if top1 is None else f"{top1:.0%}", "yes" if check["passed"] else "no")
+                          "" if top1 is None else f"{top1:.0%}", "yes" if check["passed"] else "no",
+                          *latency)
             name = ""  # the file once per target
+            latency = ("",) if timed else ()  # once per target
     return table
 
 

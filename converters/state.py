@@ -41,6 +41,12 @@ class Artifact:
                                                                  repr=False)
     requantize: Callable[[tuple[str, ...]], Artifact] | None = field(default=None, compare=False,
                                                                      repr=False)
+    # Latency in the artifact's own runtime (--benchmark; see formats/NAME/latency.py):
+    # latency(feeds, threads) -> (runtime label, threads it runs with, call): `call()` is one
+    # inference on the feeds (inputs bound beforehand where the runtime allows), which
+    # stages/benchmark.py warms up and times.
+    latency: Callable[[dict, int], tuple[str, int, Callable[[], object]]] | None = field(
+        default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ def test_builtins_and_android_target():
     assert "android" in registry.target_names()
     android = registry.target("android")
     assert [s.use for s in android.stages] == [
-        "freeze_variables", "strip_training", "optimize_for_inference", "export_pb", "verify"]
+        "freeze_variables", "strip_training", "optimize_for_inference", "export_pb", "verify",
+        "benchmark"]
     for use in android.stages:
         assert registry.stage(use.use).name == use.use
 

@@ -8,7 +8,7 @@ from graphfreeze.plugins import Stage
 
 
 def builtin_stages() -> list[Stage]:
-    from graphfreeze.stages import freeze_variables, graph_passes, verify
+    from graphfreeze.stages import benchmark, freeze_variables, graph_passes, verify
 
     return [freeze_variables.STAGE, graph_passes.STRIP_STAGE, graph_passes.OPTIMIZE_STAGE,
-            verify.STAGE]
+            verify.STAGE, benchmark.STAGE]

@@ -7,6 +7,7 @@ import hashlib
 from dataclasses import dataclass
 
 from graphfreeze.errors import OutputError
+from graphfreeze.formats.frozen_pb.latency import frozen_latency
 from graphfreeze.formats.frozen_pb.probe import frozen_probe
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, check_public_ops, serialize_chunks
 from graphfreeze.graph.skeleton import is_big_const
@@ -50,6 +51,7 @@ def run(state, options: ExportPbOptions):
         facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)},
         run=lambda feeds: run_frozen(graph_def, feeds, [t.name for t in state.outputs]),
         probe=frozen_probe(graph_def),
+        latency=frozen_latency(graph_def, inputs, outputs),
         summary=(f"android: feed({', '.join(repr_node(t) for t in inputs)}), "
                  f"fetch({', '.join(repr_node(t) for t in outputs)})",))
     return dataclasses.replace(state, artifact=artifact)

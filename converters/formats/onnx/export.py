@@ -24,6 +24,7 @@ from graphfreeze.formats.onnx.fakequant import (
     quantize_folded_weights,
 )
 from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset
+from graphfreeze.formats.onnx.latency import onnx_latency
 from graphfreeze.formats.onnx.probe import onnx_probe
 from graphfreeze.formats.onnx.quantize import QUANTIZE
 from graphfreeze.graph.fake_quant import fake_quant_ranges
@@ -275,6 +276,7 @@ def run(state, options: OnnxOptions):
                "external_data": storage.basename(paths[1]) if external else None},
         run=session_runner(temps[0], inputs, outputs, as_defined=quantized),
         probe=onnx_probe(temps[0], inputs),
+        latency=onnx_latency(temps[0], inputs, outputs),
         summary=((f"weights in {storage.basename(paths[1])} (keep it beside the model)",)
                  if external else ()) +
         ((_QDQ_NOTE.format("fake quantization" if qat else "int8 (onnxruntime's quantizer)"),)

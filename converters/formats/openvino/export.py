@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.openvino.gaps import convert, unconverted_ops
+from graphfreeze.formats.openvino.latency import openvino_latency
 from graphfreeze.formats.openvino.probe import openvino_probe
 from graphfreeze.formats.openvino.runtime import compiled_runner
 from graphfreeze.options import option
@@ -67,6 +68,7 @@ def run(state, options: OpenVinoOptions):
                "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def)},
         run=compiled_runner(temps[0], inputs, outputs),
         probe=openvino_probe(temps[0], inputs),
+        latency=openvino_latency(temps[0], inputs),
         summary=(f"openvino: core.read_model(\"{storage.basename(path)}\") (weights in "
                  f"{storage.basename(paths[1])}); inputs "
                  f"{', '.join(i.name for i in inputs)}; outputs "

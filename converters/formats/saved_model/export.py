@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from graphfreeze import storage
 from graphfreeze.formats.frozen_pb.probe import frozen_probe
+from graphfreeze.formats.saved_model.latency import saved_model_latency
 from graphfreeze.graph.serialize import check_public_ops
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.options import option
@@ -162,6 +163,7 @@ def run(state, options: SavedModelOptions):
                "variables": len(weights)},
         run=load_runner(export_dir, keyed_in, keyed_out),
         probe=frozen_probe(graph_def),  # TensorFlow against TensorFlow: the same graph
+        latency=saved_model_latency(export_dir, [SERVE_TAG], SIGNATURE, keyed_in, keyed_out),
         summary=(f"signature {SIGNATURE}: inputs {', '.join(keyed_in)}; outputs "
                  f"{', '.join(keyed_out)}",))
     return dataclasses.replace(state, artifact=artifact)

@@ -19,6 +19,7 @@ from graphfreeze.formats.tflite.gaps import (
     converter_error_ops,
     converter_failure,
 )
+from graphfreeze.formats.tflite.latency import tflite_latency
 from graphfreeze.formats.tflite.probe import tflite_probe
 from graphfreeze.formats.tflite.qat import float_ops, is_qat, qat_converter
 from graphfreeze.formats.tflite.runner import interpreter_runner
@@ -211,7 +212,7 @@ def run(state, options: TFLiteOptions):
     artifact = Artifact(
         path=state.output_path, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
         format="tflite", inputs=inputs, outputs=outputs, facts=facts, summary=summary,
-        run=interpreter_runner(local, inputs, state),
+        run=interpreter_runner(local, inputs, state), latency=tflite_latency(local),
         probe=tflite_probe(local, {ref.node: info.name for ref, info in zip(state.inputs, inputs,
                                                                            strict=True)}))
     if model is not None:

@@ -1,0 +1,106 @@
+"""--benchmark: each artifact timed in its own runtime at batch 1, the record in the sidecar
+(`latency`) and the terminal; off by default; a runtime that cannot time it is a warning."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+from graphfreeze.stages import benchmark
+from graphfreeze.state import Artifact, State
+from graphfreeze.tensors import TensorInfo
+
+KEYS = {"median_ms", "p90_ms", "runs", "warmup", "threads", "cpu", "runtime"}
+RUNTIMES = {  # file written by `-o DIR/` -> what the runtime label starts with
+    "model.ckpt-200.pb": "TensorFlow",
+    "model.ckpt-200.savedmodel": "TensorFlow",
+    "model.ckpt-200.tflite": "LiteRT",
+    "model.ckpt-200.onnx": "onnxruntime",
+}
+TARGETS = ["android", "server", "tflite", "onnx"]
+if importlib.util.find_spec("openvino") is not None:
+    RUNTIMES["model.ckpt-200.xml"] = "OpenVINO"
+    TARGETS.append("openvino")
+
+
+def test_every_format_is_timed_in_its_own_runtime(samples, freeze, tmp_path):
+    result = freeze("--ckpt", samples / "cnn_v2", "--outputs", "probs", "--target",
+                    ",".join(TARGETS), "-o", f"{tmp_path}/", "--benchmark",
+                    "--benchmark-runs", "7", "--benchmark-warmup", "2",
+                    "--benchmark-threads", "2")
+    assert result.exit_code == 0, result.output
+    for file, runtime in RUNTIMES.items():
+        lat = json.loads((tmp_path / f"{file}.json").read_text())["latency"]
+        assert set(lat) == KEYS, file
+        assert lat["runtime"].startswith(runtime), lat
+        assert lat["runs"] == 7 and lat["warmup"] == 2 and lat["cpu"]
+        assert 0 < lat["median_ms"] <= lat["p90_ms"] < 1000, lat
+        if runtime != "TensorFlow" or file.endswith(".pb"):  # eager TF: its pool at start-up
+            assert lat["threads"] == 2, lat
+    assert "LiteRT" in result.output and "XNNPack" in result.output
+    header = next(line for line in result.output.splitlines() if "max |diff|" in line)
+    assert "latency" in header
+    assert result.output.count("  latency: median ") == len(RUNTIMES)
+
+
+def test_off_by_default(samples, freeze, tmp_path):
+    result = freeze("--ckpt", samples / "iris", "--outputs", "probs", "--target", "tflite",
+                    "-o", f"{tmp_path}/")
+    assert result.exit_code == 0, result.output
+    assert "latency" not in json.loads((tmp_path / "model.ckpt-200.tflite.json").read_text())
+    assert "latency" not in result.output
+
+
+@pytest.mark.parametrize("flag,value,message", [
+    ("--benchmark-runs", "0", "--benchmark-runs 0: give at least 1"),
+    ("--benchmark-threads", "0", "--benchmark-threads 0: give at least 1"),
+    ("--benchmark-warmup", "-1", "--benchmark-warmup -1: give 0 or more"),
+])
+def test_bad_values_are_refused_before_work(samples, freeze, flag, value, message):
+    result = freeze("--ckpt", samples / "iris", "--outputs", "probs", "--benchmark", flag, value)
+    assert result.exit_code == 6 and message in result.output, result.output
+
+
+def _state(latency=None) -> State:
+    artifact = Artifact("m.x", "0", 1, "x", (TensorInfo("x:0", "float32", (None, 4)),),
+                        (TensorInfo("y:0", "float32", (None, 2)),), latency=latency)
+    return State(model=None, outputs=(), inputs=(), flags={}, target="t", artifact=artifact)
+
+
+def test_batch_one_seeded_inputs_timed_after_warmup():
+    seen, calls = [], []
+
+    def latency(feeds, threads):
+        seen.append((feeds, threads))
+        return "fake 1.0", threads, lambda: calls.append(1)
+
+    options = benchmark.BenchmarkOptions(benchmark=True, benchmark_runs=9, benchmark_warmup=3,
+                                         benchmark_threads=3)
+    out = benchmark.run(_state(latency), options)
+    ((feeds, threads),) = seen
+    assert feeds["x:0"].shape == (1, 4) and feeds["x:0"].dtype == np.float32 and threads == 3
+    assert len(calls) == 12
+    lat = out.artifact.facts["latency"]
+    assert set(lat) == KEYS and lat["runtime"] == "fake 1.0" and lat["runs"] == 9
+    assert benchmark.run(_state(latency), benchmark.BenchmarkOptions()).artifact.facts == {}
+
+
+@pytest.mark.parametrize("latency,why", [
+    (None, "its export stage gives no way to time the artifact"),
+    (lambda feeds, threads: (_ for _ in ()).throw(RuntimeError("no kernel\nmore")),
+     "its runtime cannot time it (no kernel)"),
+])
+def test_an_artifact_it_cannot_time_is_a_warning(latency, why):
+    out = benchmark.run(_state(latency), benchmark.BenchmarkOptions(benchmark=True))
+    assert "latency" not in out.artifact.facts
+    assert out.notes["warnings"] == [f"t: no latency measured: {why}"]
+
+
+def test_percentiles_and_cpu():
+    assert benchmark.percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert benchmark.percentile([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0], 90) == \
+        pytest.approx(float(np.percentile(np.arange(1, 11), 90)))
+    assert benchmark.percentile([5.0], 90) == 5.0
+    assert benchmark.cpu_model()
