@@ -43,7 +43,12 @@ $(BASE_STAMP): pyproject.toml
 .PHONY: .venv-base
 .venv-base: $(BASE_STAMP)
 
-test: $(STAMP) $(BASE_STAMP)
+# tests/batch/test_report_html.py loads report.html in a headless Chromium (Debian's package)
+.PHONY: chromium
+chromium:
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
+
+test: $(STAMP) $(BASE_STAMP) chromium
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)

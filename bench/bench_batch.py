@@ -14,6 +14,9 @@ run_child: wall time, GNU /usr/bin/time %M):
   cache      the 24 again with a cache: once to fill it, then --repeat re-runs with nothing
              changed (wall; whether TensorFlow was imported: a wrapper printing
              `'tensorflow' in sys.modules` at exit, and -X importtime)
+  baseline   (in the cache part) the cached re-run again with `--baseline` (its own report.json,
+             3 models' sizes edited 1 % down so there are changes to report) and two `--fail-on`
+             budgets: the diff, report.md beside the other reports (issue 17; < 1.5 s)
   changed    one checkpoint retrained with another seed (models/batch_models.py --only), re-run
   memory     --copies jobs converting the small CNN (symlinks to one model_dir, distinct names) to
              tflite through one `--jobs 1` batch: every worker's VmHWM (/proc/PID/status of the
@@ -48,7 +51,7 @@ PY = sys.executable
 OURS = [str(Path(sys.executable).parent / "freeze")]  # or [python, -m, ...] with --snapshot
 CHANGED = "iris_ref"  # the model retrained for the "changed" case
 CNN = "cnn_v2"  # the small CNN of the memory case (its folder is a model_dir)
-TARGETS = {"freeze_graph": 0.25, "freeze": 0.4, "cached_s": 1.0, "rss": 1.5}
+TARGETS = {"freeze_graph": 0.25, "freeze": 0.4, "cached_s": 1.0, "rss": 1.5, "baseline_s": 1.5}
 
 
 def load() -> str:
@@ -217,6 +220,7 @@ def cache_runs(args, root: Path, work: Path) -> dict:
         counts.append(summary(log))
         walls.append(wall)
         print(f"  cached re-run {i + 1}: {wall:.2f} s, {rss:.0f} MB, {counts[-1]}", file=sys.stderr)
+    with_baseline = baseline_runs(args, cmd, work)
     rc, _, rss = run_child([PY, "-c", WRAPPER, *cmd[len(OURS):]], log)
     tf_imported = re.search(r"TENSORFLOW_IMPORTED (True|False)", log.read_text())
     tf_imported = tf_imported.group(1) if tf_imported else "unknown"
@@ -235,7 +239,32 @@ def cache_runs(args, root: Path, work: Path) -> dict:
     return {"fill": fill_wall, "fill_counts": fill, "wall": statistics.median(walls),
             "runs": walls, "counts": counts[-1], "rss": rss, "tf_imported": tf_imported,
             "importtime_tf_lines": importtime_tf, "changed_wall": changed_wall,
-            "changed_rss": changed_rss, "changed": changed, "rebuilt": rebuilt}
+            "changed_rss": changed_rss, "changed": changed, "rebuilt": rebuilt, **with_baseline}
+
+
+def baseline_runs(args, cmd: list[str], work: Path) -> dict:
+    """The cached re-run with --baseline (this run's report.json, 3 models 1 % smaller) and two
+    budgets it keeps: {"baseline_wall", "baseline_runs", "baseline_line", "baseline_tf"}."""
+    data = json.loads((work / "cached24" / "report.json").read_text())
+    for job in data["jobs"][:3]:
+        for artifact in job["artifacts"]:
+            artifact["bytes"] = int(artifact["bytes"] * 0.99)
+    base = work / "baseline.json"
+    base.write_text(json.dumps(data))
+    extra = ["--baseline", str(base), "--fail-on", "size > +5%", "--fail-on", "ops > +0"]
+    log, walls = work / "baseline.log", []
+    for i in range(args.repeat):
+        rc, wall, rss = run_child([*cmd, *extra], log)
+        line = next((x for x in log.read_text().splitlines() if x.startswith("baseline ")), "")
+        print(f"  cached re-run with --baseline {i + 1}: {wall:.2f} s, {rss:.0f} MB, rc {rc}: "
+              f"{line}", file=sys.stderr)
+        if rc != 0 or not (work / "cached24" / "report.md").exists():
+            sys.exit(f"the --baseline run failed (rc {rc}):\n{tail(log)}")
+        walls.append(wall)
+    run_child([PY, "-c", WRAPPER, *cmd[len(OURS):], *extra], log)
+    found = re.search(r"TENSORFLOW_IMPORTED (True|False)", log.read_text())
+    return {"baseline_wall": statistics.median(walls), "baseline_runs": walls,
+            "baseline_line": line, "baseline_tf": found.group(1) if found else "unknown"}
 
 
 # -- memory ---------------------------------------------------------------------------------------
@@ -395,6 +424,12 @@ def report(args, t: dict, c: dict, m: dict) -> str:
               f"| {_counts(c['counts'])} | {'no' if c['tf_imported'] == 'False' else 'YES'} "
               f"(`'tensorflow' in sys.modules` = {c['tf_imported']}; -X importtime lines naming "
               f"tensorflow: {c['importtime_tf_lines']}) | {verdict(cached_ok)} (< 1.0 s, no TF) |",
+              f"| re-run with `--baseline` and 2 `--fail-on` budgets (median of "
+              f"{len(c['baseline_runs'])}: {', '.join(f'{w:.2f}' for w in c['baseline_runs'])}; "
+              f"`{c['baseline_line']}`) | {c['baseline_wall']:.2f} | {_counts(c['counts'])} "
+              f"| {'no' if c['baseline_tf'] == 'False' else 'YES'} "
+              f"| {verdict(c['baseline_wall'] < TARGETS['baseline_s'] and c['baseline_tf'] == 'False')}"
+              " (< 1.5 s, no TF) |",
               f"| {CHANGED} retrained, re-run | {c['changed_wall']:.2f} | {_counts(c['changed'])} "
               f"| yes (one worker) | rebuilt: {', '.join(c['rebuilt']) or 'none'} "
               f"{verdict(c['rebuilt'] == [CHANGED])} |", ""]

@@ -8,6 +8,7 @@ import sys
 import click
 
 BATCH_FAILED = 7  # exit code: some jobs failed (each job's own error is in the reports)
+OVER_BUDGET = 8  # exit code: no job failed, but one broke a --fail-on budget
 
 
 @click.command("batch")
@@ -31,18 +32,31 @@ BATCH_FAILED = 7  # exit code: some jobs failed (each job's own error is in the 
 @click.option("--address", metavar="ADDR", help="ray: an existing cluster (default: a local one).")
 @click.option("--report", "report_dir", metavar="DIR",
               help="Where report.json, junit.xml and report.html go (default: the out_dir).")
+@click.option("--baseline", metavar="PATH",
+              help="Compare with an earlier run's report.json (local or gs://): size, nodes, "
+                   "|diff|, accuracy, latency per model and target.")
+@click.option("--fail-on", "fail_on", multiple=True, metavar="RULE",
+              help='A budget against the baseline, e.g. "size > +5%", "top1 < -0.5%", '
+                   '"ops > +0", "latency > +10%" (repeatable); a job breaking one is '
+                   "over-budget (exit 8).")
+@click.option("--benchmark", is_flag=True,
+              help="Time every artifact in its own runtime (see freeze --benchmark).")
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
 def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, no_cache, shard,
-                  timeout, fail_fast, executor, address, report_dir, debug):
+                  timeout, fail_fast, executor, address, report_dir, baseline, fail_on, benchmark,
+                  debug):
     """Convert many models: a manifest (models.toml) or paths with shared options.
 
     Cached by content (a re-run converts only what changed), sharded for CI matrices, run in
-    worker processes or on Ray. Exit code 7 if any job failed.
+    worker processes or on Ray. With --baseline, each artifact is compared with an earlier
+    run's and --fail-on budgets are checked. Exit code 7 if any job failed, else 8 if one
+    broke a budget.
 
     \b
     Examples:
       freeze batch models.toml --jobs 2
       freeze batch runs/*/ --outputs probs --target android,tflite --shard 1/4
+      freeze batch models.toml --baseline main/report.json --fail-on "size > +5%"
     """
     from graphfreeze_cli.running import run
 
@@ -56,13 +70,14 @@ def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, n
             shared[key] = list(shared[key])
     run(lambda: _batch(manifest, None if manifest else list(sources), shared, jobs,
                         None if no_cache else (cache_dir or "default"), shard, timeout,
-                        fail_fast, executor, address, report_dir), debug)
+                        fail_fast, executor, address, report_dir, baseline, fail_on,
+                        {"benchmark": True} if benchmark else None), debug)
 
 
 def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, executor, address,
-           report_dir) -> None:
+           report_dir, baseline, fail_on, stage_options) -> None:
     from graphfreeze import batch
-    from graphfreeze.batch.report import job_line, summary_line, write_reports
+    from graphfreeze.batch.report import end_lines, job_line, summary_line, write_reports
 
     progress, task = _progress()
 
@@ -80,19 +95,42 @@ def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, exec
             progress.start()
         report = batch.run(manifest, paths, shared, jobs=jobs, cache=cache, shard=shard,
                            timeout=timeout, fail_fast=fail_fast, executor=executor,
-                           address=address, on_result=show)
+                           address=address, baseline=baseline, fail_on=tuple(fail_on),
+                           stage_options=stage_options, on_result=show)
     finally:
         if progress is not None:
             progress.stop()
     folder = report_dir or _default_report_dir(report, shared)
     written = write_reports(report, folder)
+    for line in end_lines(report):
+        click.echo(line)
     click.echo(summary_line(report))
-    click.echo(f"reports: {written['html']}, {written['junit']}, {written['json']}")
+    md = f", {written['md']}" if "md" in written else ""
+    click.echo(f"reports: {written['html']}, {written['junit']}, {written['json']}{md}")
+    _step_summary(written)
     if report.interrupted:
         click.echo("interrupted; finished jobs kept, a re-run resumes from the cache", err=True)
         sys.exit(130)
     if report.failed:
         sys.exit(BATCH_FAILED)
+    if report.over_budget:
+        sys.exit(OVER_BUDGET)
+
+
+def _step_summary(written: dict) -> None:
+    """On GitHub Actions, report.md is appended to the job's summary page."""
+    import os
+
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target or "md" not in written:
+        return
+    from graphfreeze import storage
+
+    try:
+        with open(target, "ab") as f:
+            f.write(storage.read_bytes(written["md"]))
+    except OSError as err:
+        click.echo(f"warning: cannot append report.md to $GITHUB_STEP_SUMMARY ({err})", err=True)
 
 
 def _default_report_dir(report, shared) -> str:

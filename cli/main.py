@@ -26,6 +26,7 @@ from graphfreeze import __version__  # noqa: E402
 from graphfreeze.names import parse_names  # noqa: E402
 from graphfreeze_cli import flags, running  # noqa: E402
 from graphfreeze_cli.batch import batch_command  # noqa: E402
+from graphfreeze_cli.cache import cache_command  # noqa: E402
 from graphfreeze_cli.running import closed_pipe_ok, quiet_tensorflow, run  # noqa: E402
 from graphfreeze_cli.scan import scan_command  # noqa: E402
 from graphfreeze_cli.verify import verify_command  # noqa: E402
@@ -34,7 +35,7 @@ running.PROGRAM = _PROGRAM
 
 EXIT_CODES = """Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input model or name,
 4 output exists or unwritable, 5 verification mismatch, 6 target/plugin/manifest configuration,
-7 batch: some jobs failed."""
+7 batch: some jobs failed, 8 batch: a budget was broken."""
 
 
 class DefaultToConvert(click.Group):
@@ -218,6 +219,7 @@ def inspect_command(path, as_json, kind, source_option, unsafe, debug, **values)
 
 
 main.add_command(batch_command)
+main.add_command(cache_command)
 main.add_command(scan_command)
 main.add_command(verify_command)
 

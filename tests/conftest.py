@@ -121,3 +121,10 @@ def freeze():
         return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def no_step_summary(monkeypatch):
+    """Tests run inside GitHub Actions too: batch runs must not write report.md into the real
+    job summary (a test that wants it sets GITHUB_STEP_SUMMARY itself)."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)

@@ -4,7 +4,8 @@
 curl's `CONNECT www.googleapis.com:443` (and storage.googleapis.com) with a certificate from a
 test CA made here by the `openssl` binary. Processes reach it through `env()`:
 HTTPS_PROXY, CURL_CA_BUNDLE, GOOGLE_AUTH_TOKEN_FOR_TESTING and NO_GCE_CHECK (TensorFlow reads them
-when its GCS filesystem starts, so use them in a fresh process).
+when its GCS filesystem starts, so use them in a fresh process; the batch cache's own small GCS
+client, graphfreeze.batch.cache_gcs, reads the same ones).
 
 The proxy also smooths over what the emulator lacks: it de-chunks request bodies (curl sends
 `Transfer-Encoding: chunked` *with* a Content-Length), turns an empty media upload (TensorFlow's
@@ -132,8 +133,11 @@ class GcsEmulator:
     """`with GcsEmulator(folder) as gcs:` an in-memory GCS API on 127.0.0.1 behind a TLS proxy."""
 
     def __init__(self, folder: Path):
+        import logging
+
         from gcp_storage_emulator import server as emulator
 
+        logging.getLogger("gcp_storage_emulator").setLevel(logging.CRITICAL)  # a 404 is an answer
         emulator.RequestHandler.disable_nagle_algorithm = True
         self.ca, cert, key = make_certs(folder)
         self._api = emulator.create_server("127.0.0.1", 0, in_memory=True)
@@ -180,6 +184,11 @@ class GcsEmulator:
         status, body = self._call("POST", f"/upload/storage/v1/b/{bucket}/o?{query}", data,
                                   "application/octet-stream")
         assert status == 200, body
+
+    def delete(self, bucket: str, name: str) -> None:
+        status, body = self._call("DELETE", f"/storage/v1/b/{bucket}/o/"
+                                            + urllib.parse.quote(name, safe=""))
+        assert status in (200, 204), body
 
     def objects(self, bucket: str, prefix: str = "") -> dict[str, bytes]:
         """Every object under prefix, name -> content (straight from the emulator)."""

@@ -1,7 +1,8 @@
 """The batch cache, content-addressed: a job's key is the hash of every file it reads, its
 canonical options, the definitions of its targets and stages, and the versions of graphfreeze,
 its converters and Python. An entry holds the job's files and their sha256s; a damaged entry is
-rebuilt, never served. Reading or writing the cache imports no TensorFlow (local paths)."""
+rebuilt, never served. Reading or writing the cache imports no TensorFlow (local folders and
+gs://; cache_store.py). `freeze cache ls/prune`: cache_admin.py."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ import sys
 from importlib import metadata
 
 from graphfreeze import storage
+from graphfreeze.batch.cache_store import open_store, verified
 
 PACKAGES = ("graphfreeze", "tensorflow", "tf_keras", "keras", "tf2onnx", "onnx", "onnxruntime",
             "tensorflow-model-optimization", "ai-edge-litert")
-ENTRY = "entry.json"
+_JOBS: dict[str, str] = {}  # key -> the job it was made for (entries name their job)
 
 
 def default_dir() -> str:
@@ -84,7 +86,9 @@ def job_key(job) -> str:
                    for graph_pass in getattr(step.options, "passes", ())},
         "environment": _environment()}
     text = json.dumps(canonical, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    key = hashlib.sha256(text.encode()).hexdigest()
+    _JOBS[key] = job.name
+    return key
 
 
 def keyed_options(options) -> str:
@@ -148,46 +152,32 @@ class Outcome:
 
 
 class Cache:
-    def __init__(self, folder: str):
-        self.folder = folder
+    """The cache at `folder` (local, gs:// or ram://; see cache_store.py for how entries are
+    laid out and published). `check`: a folder that cannot be written is one OutputError line,
+    before any job runs."""
 
-    def _entry(self, key: str) -> str:
-        return storage.join(self.folder, key[:2], key)
+    def __init__(self, folder: str, check: bool = True):
+        self.folder = folder
+        self._store = open_store(folder)
+        if check:
+            self._store.check_writable()
 
     def load(self, key: str) -> Outcome | None:
-        """The entry for `key` if it is there and whole (every sha256 checks), else None."""
-        entry = self._entry(key)
+        """The entry for `key` if it is there and whole (every sha256 checks), else None; a hit
+        is marked used."""
         try:
-            record = json.loads(storage.read_bytes(storage.join(entry, ENTRY)))
-            tops = {rel.split("/")[0] for rel in record["files"]}
-            if record.get("key") != key or any(name not in tops
-                                               for w in record["written"] for name in w[1:]):
-                return None  # not this job's entry, or not whole
-            files = {}
-            for rel, digest in record["files"].items():
-                data = storage.read_bytes(storage.join(entry, "files", rel))
-                if hashlib.sha256(data).hexdigest() != digest:
-                    return None
-                files[rel] = data
-            return Outcome(files, [tuple(w) for w in record["written"]])
+            found = self._store.load(key)
+            if found is None or not verified(found[1], found[0]):
+                return None
         except Exception:  # noqa: BLE001 -- missing or damaged: rebuilt, never served
             return None
+        self._store.touch(key)
+        record, files = found
+        return Outcome(files, [tuple(w) for w in record["written"]])
 
-    def store(self, key: str, outcome: Outcome) -> None:
-        """Write the entry atomically (a temporary tree renamed into place); best effort."""
-        entry = self._entry(key)
-        record = {"key": key, "written": outcome.written,
-                  "files": {rel: hashlib.sha256(d).hexdigest() for rel, d in outcome.files.items()}}
+    def store(self, key: str, outcome: Outcome, job: str | None = None) -> None:
+        """Publish the entry whole (see cache_store.py); best effort."""
         try:
-            with storage.Transaction(force=True) as txn:
-                (tmp,) = txn.workdir([entry])
-                for rel, data in outcome.files.items():
-                    path = os.path.join(tmp, "files", *rel.split("/"))
-                    os.makedirs(os.path.dirname(path), exist_ok=True)
-                    with open(path, "wb") as f:
-                        f.write(data)
-                with open(os.path.join(tmp, ENTRY), "w") as f:
-                    json.dump(record, f, sort_keys=True, indent=1)
-                txn.commit()
+            self._store.store(key, outcome.files, outcome.written, job or _JOBS.get(key))
         except Exception:  # noqa: BLE001 -- a cache that cannot be written is only slower
             pass

@@ -56,6 +56,8 @@ class JobOptions:
     verify: bool = True
     force: bool = True  # the batch owns {out_dir}/{name}/; false refuses existing outputs
     out_dir: str = "dist"
+    fail_on: tuple[str, ...] = ()  # budget rules ("size > +5%"), checked against the baseline
+    baseline: str | None = None  # an earlier report.json to compare with (one per run)
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,7 @@ def _merged(defaults, model, where: str) -> dict | None:
 def _job_options(raw: dict, where: str, folder: str, declared) -> JobOptions:
     stage, source, path_keys = declared
     raw = {k: ([v] if isinstance(v, str) else v)
-           if k in ("outputs", "inputs", "targets", "custom_objects") else v
+           if k in ("outputs", "inputs", "targets", "custom_objects", "fail_on") else v
            for k, v in raw.items() if v is not None}
     for key in ("outputs", "inputs", "targets"):  # "a,b" as on the command line
         if isinstance(raw.get(key), list) and all(isinstance(v, str) for v in raw[key]):
@@ -217,8 +219,11 @@ def _job_options(raw: dict, where: str, folder: str, declared) -> JobOptions:
 
     out_dir = options.out_dir if not folder or _absolute(options.out_dir) else \
         storage.join(folder, options.out_dir)
+    baseline = options.baseline if not folder or not options.baseline or \
+        _absolute(options.baseline) else storage.join(folder, options.baseline)
     targets = {t: relative(o) for t, o in (options.target_options or {}).items()} or None
-    return dataclasses.replace(options, out_dir=out_dir, stage_options=relative(options.stage_options),
+    return dataclasses.replace(options, out_dir=out_dir, baseline=baseline,
+                               stage_options=relative(options.stage_options),
                                source_options=relative(options.source_options),
                                target_options=targets)
 

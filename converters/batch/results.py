@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 OK, CACHED, FAILED, NOT_RUN, TIMED_OUT = "ok", "cached", "failed", "not-run", "timed-out"
-STATUSES = (OK, CACHED, FAILED, TIMED_OUT, NOT_RUN)
-UNSUCCESSFUL = (FAILED, TIMED_OUT, NOT_RUN)
+OVER_BUDGET = "over-budget"  # made its artifacts, but broke a --fail-on budget (exit 8)
+STATUSES = (OK, CACHED, FAILED, TIMED_OUT, NOT_RUN, OVER_BUDGET)
+UNSUCCESSFUL = (FAILED, TIMED_OUT, NOT_RUN)  # made no (or not all) artifacts: exit 7
+EXIT_OVER_BUDGET = 8
+SUITE = "graphfreeze batch"
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,12 @@ class JobResult:
     error: str | None = None  # the one-line error of a failed job
     exit_code: int = 0  # what `freeze` alone would have exited with
     attempts: int = 1
-    details: dict | None = None  # e.g. where a failed verification diverged
+    details: dict | None = None  # e.g. where a failed verification diverged; broken budgets
+
+    @property
+    def budget(self) -> list[dict]:
+        """The budgets it broke: [{"target", "rule", "reason"}] (over-budget jobs)."""
+        return list((self.details or {}).get("budget") or [])
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -75,15 +83,76 @@ class Report:
     interrupted: bool = False
     schema_version: int = 1
     extra: dict = field(default_factory=dict)
+    run: dict = field(default_factory=dict)  # started, manifest, graphfreeze, tensorflow
+    baseline: dict | None = None  # the comparison with --baseline (baseline.compare)
 
     @property
     def failed(self) -> list[JobResult]:
         return [j for j in self.jobs if j.status in UNSUCCESSFUL]
 
+    @property
+    def over_budget(self) -> list[JobResult]:
+        return [j for j in self.jobs if j.status == OVER_BUDGET]
+
     def counts(self) -> dict[str, int]:
-        return {s: sum(j.status == s for j in self.jobs) for s in STATUSES}
+        """Jobs per status (over-budget only when a job is)."""
+        counts = {s: sum(j.status == s for j in self.jobs) for s in STATUSES}
+        if not counts[OVER_BUDGET]:
+            del counts[OVER_BUDGET]
+        return counts
 
     def as_json(self) -> dict:
-        return {"schema_version": self.schema_version, "seconds": round(self.seconds, 3),
+        data = {"schema_version": self.schema_version, "seconds": round(self.seconds, 3),
                 "shard": self.shard, "skipped": self.skipped, "interrupted": self.interrupted,
                 "counts": self.counts(), "jobs": [j.as_json() for j in self.jobs]}
+        if self.over_budget:  # what to act on, near the top (keys are sorted)
+            data["budgets_broken"] = [{"name": j.name, **b} for j in self.over_budget
+                                      for b in j.budget]
+        if self.run:
+            data["run"] = self.run
+        if self.baseline is not None:
+            data["baseline"] = self.baseline
+        return data
+
+
+# -- shared by every report (report.py, report_html.py, report_md.py) ----------------------------
+
+def rows(job: JobResult) -> list[tuple[str, ArtifactRecord | None, bool]]:
+    """(target, its artifact or None, failed?) for each target the job asked for (plus any
+    artifact of a target not asked for). A failed job fails the targets it made no artifact
+    for -- all of them if it made one for each; a job with no targets at all gets one row "-"."""
+    made = {a.target: a for a in reversed(job.artifacts)}  # the first artifact of a target wins
+    targets = list(dict.fromkeys([*job.targets, *made])) or ["-"]
+    missing = [t for t in targets if t not in made]
+    failing = set(missing or targets) if job.status in UNSUCCESSFUL else set()
+    if job.status == OVER_BUDGET:  # the targets whose budget broke
+        failing = {b["target"] for b in job.budget} & set(targets) or set(targets)
+    return [(t, made.get(t), t in failing) for t in targets]
+
+
+def one_line(text: str | None) -> str:
+    lines = (text or "").strip().splitlines()
+    return lines[0].strip() if lines else "unknown error"
+
+
+def duration(seconds: float) -> str:
+    """`12 s`, `1.9 s`, `0.04 s`: a short job is not shown as 0.0 s."""
+    if seconds >= 10:
+        return f"{seconds:.0f} s"
+    if seconds >= 0.1 or seconds == 0:
+        return f"{seconds:.1f} s"
+    return f"{seconds:.2f} s" if seconds >= 0.01 else "<0.01 s"
+
+
+def summary_line(report: Report) -> str:
+    """`3 ok, 1 cached, 1 failed in 12.3 s (shard 1/4, 6 jobs in other shards)`; timed-out and
+    not-run jobs are counted when there are any."""
+    counts = report.counts()
+    shown = [s for s in counts if counts[s] or s in (OK, CACHED, FAILED)]
+    text = ", ".join(f"{counts[s]} {s}" for s in shown) + f" in {report.seconds:.1f} s"
+    extra = [f"shard {report.shard}"] if report.shard else []
+    if report.skipped:
+        extra.append(f"{report.skipped} job{'s' * (report.skipped != 1)} in other shards")
+    if report.interrupted:
+        extra.append("interrupted")
+    return text + (f" ({', '.join(extra)})" if extra else "")

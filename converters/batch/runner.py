@@ -14,38 +14,58 @@ import time
 from collections.abc import Callable
 
 from graphfreeze import storage
+from graphfreeze.batch import baseline as baselib
+from graphfreeze.batch import budgets
 from graphfreeze.batch import jobs as joblib
 from graphfreeze.batch.cache import Cache, Outcome, default_dir, job_key
 from graphfreeze.batch.executors.base import ExecutorOptions
 from graphfreeze.batch.manifest import parse_manifest, specs_from_paths
 from graphfreeze.batch.results import (
     CACHED,
+    EXIT_OVER_BUDGET,
     FAILED,
     NOT_RUN,
     OK,
+    OVER_BUDGET,
     UNSUCCESSFUL,
     JobOutcome,
     JobResult,
     Report,
 )
 from graphfreeze.batch.worker import commit, shippable
-from graphfreeze.errors import GraphFreezeError
+from graphfreeze.errors import ConfigError, GraphFreezeError
 
 
 def run(manifest: str | None = None, paths: list[str] | None = None, options: dict | None = None,
         *, jobs: int | None = None, cache: str | None = "default", shard: str | None = None,
         timeout: float | None = None, fail_fast: bool = False, executor: str = "local",
         address: str | None = None, recycle_after: int = 8, registry=None,
+        baseline: str | None = None, fail_on: tuple[str, ...] = (),
+        stage_options: dict | None = None,
         on_result: Callable[[JobResult], None] = lambda result: None) -> Report:
     """Convert every job of `manifest` (or of `paths` with shared `options`, keyed as in a
-    manifest's [defaults]). `cache`: a folder, "default" (~/.cache/graphfreeze) or None."""
+    manifest's [defaults]). `cache`: a folder, "default" (~/.cache/graphfreeze) or None.
+    `baseline`: an earlier report.json to compare with (default: the manifest's); `fail_on`:
+    budget rules (with the manifest's) a job breaks against it: status over-budget.
+    `stage_options`: stage options for every job, over the manifest's (`--benchmark`)."""
     from graphfreeze.registry import Registry
 
     start = time.monotonic()
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     registry = registry or Registry.default()
     chosen_executor = registry.executor(executor)  # an unknown name: said before any work
+    rules = budgets.parse_all(list(fail_on))
     specs = parse_manifest(manifest, registry) if manifest else \
         specs_from_paths(paths or [], options or {}, registry)
+    if stage_options:
+        specs = [dataclasses.replace(s, options=dataclasses.replace(
+            s.options, stage_options={**(s.options.stage_options or {}), **stage_options}))
+                 for s in specs]
+    budget = {s.name: rules + budgets.parse_all(list(s.options.fail_on), f"{s.where}: fail_on")
+              for s in specs}
+    baseline = baseline or _manifest_baseline(specs)
+    base = baselib.load(baseline) if baseline else None
+    base_jobs = baselib.index(base) if base else {}
     chosen = joblib.parse_shard(shard) if shard else None
     mine = [s for s in specs if chosen is None or joblib.in_shard(s.name, chosen)]
     from graphfreeze.quiet import native_stderr_off
@@ -61,6 +81,8 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
             if removed:
                 result = dataclasses.replace(result, details={**(result.details or {}),
                                                               "removed_stale": removed})
+        if base is not None and result.status in (OK, CACHED) and budget[result.name]:
+            result = _over_budget(result, budget[result.name], base_jobs)
         results[result.name] = result
         on_result(result)
 
@@ -79,9 +101,10 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
 
     def done(name: str, result: JobOutcome, attempts: int) -> None:
         job = by_name[name]
-        if not result.ok:
+        if not result.ok:  # a dead worker's job: the time until it was given up
+            seconds = result.seconds or time.monotonic() - dispatched
             finish(JobResult(job.name, job.spec.source, job.request.targets, result.status,
-                             result.seconds, error=result.error, exit_code=result.exit_code,
+                             seconds, error=result.error, exit_code=result.exit_code,
                              attempts=attempts, details=result.details))
             return
         finished = _committed(job, result.files, OK, result.seconds, attempts)
@@ -89,7 +112,7 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
             store.store(keys[name], result.files)
         finish(finished)
 
-    interrupted, tasks, cwd = False, [], os.getcwd()
+    interrupted, tasks, cwd, dispatched = False, [], os.getcwd(), time.monotonic()
     for job in todo:  # the driver's plan is what runs: its registry and plugins included
         try:
             tasks.append((job.name, (shippable(job.prepared), cwd)))
@@ -109,9 +132,53 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
                              error=f"not run: {why}", exit_code=0, attempts=0))
     ordered = tuple(results[s.name] for s in mine if s.name in results)
     out_dirs = sorted({s.options.out_dir for s in specs})
-    return Report(ordered, time.monotonic() - start, shard=shard,
-                  skipped=len(specs) - len(mine), interrupted=interrupted,
-                  extra={"out_dir": out_dirs[0] if out_dirs else "dist"})
+    report = Report(ordered, time.monotonic() - start, shard=shard,
+                    skipped=len(specs) - len(mine), interrupted=interrupted,
+                    extra={"out_dir": out_dirs[0] if out_dirs else "dist"},
+                    run=_run_facts(started, manifest, any(budget.values()), base is not None))
+    if base is not None:
+        report = dataclasses.replace(report, baseline=baselib.compare(report.as_json(), base,
+                                                                      baseline))
+    return report
+
+
+def _manifest_baseline(specs) -> str | None:
+    """The manifest's `baseline` (one per run: in [defaults])."""
+    given = sorted({s.options.baseline for s in specs if s.options.baseline})
+    if len(given) > 1:
+        raise ConfigError(f"{specs[0].where}: models name different baselines ({', '.join(given)}"
+                          "); set one baseline in [defaults]")
+    return given[0] if given else None
+
+
+def _over_budget(result: JobResult, rules, base_jobs: dict) -> JobResult:
+    """`result`, over-budget if it breaks one of `rules` against the baseline."""
+    broken = budgets.check(rules, baselib.job_deltas(base_jobs, result.as_json()))
+    if not broken:
+        return result
+    more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+    return dataclasses.replace(result, status=OVER_BUDGET, error=broken[0]["reason"] + more,
+                               exit_code=EXIT_OVER_BUDGET,
+                               details={**(result.details or {}), "budget": broken})
+
+
+def _run_facts(started: str, manifest: str | None, budgets_given: bool, compared: bool) -> dict:
+    """The report's header: when, what, with which graphfreeze and TensorFlow (its version from
+    the package metadata: the driver never imports TensorFlow)."""
+    from importlib import metadata
+
+    from graphfreeze import __version__
+
+    facts = {"started": started, "manifest": manifest, "graphfreeze": __version__}
+    for dist in ("tensorflow", "tensorflow-cpu", "tf-nightly"):
+        try:
+            facts["tensorflow"] = metadata.version(dist)
+            break
+        except metadata.PackageNotFoundError:
+            continue
+    if budgets_given and not compared:
+        facts["budgets"] = "not checked: no --baseline"
+    return facts
 
 
 def remove_stale(job) -> list[str]:

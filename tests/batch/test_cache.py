@@ -4,12 +4,20 @@ whole is never served."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import sys
+import time
+from pathlib import Path
 
+import pytest
 from graphfreeze.batch.cache import Cache, Outcome, job_key
 from graphfreeze.batch.jobs import prepare_jobs
 from graphfreeze.batch.manifest import JobOptions, JobSpec
 from graphfreeze.registry import Registry
+
+FREEZE = str(Path(sys.executable).with_name("freeze"))
 
 
 def test_custom_object_code_is_in_the_key(other_samples, tmp_path, monkeypatch):
@@ -43,3 +51,77 @@ def test_an_entry_naming_a_file_it_lacks_is_not_served(tmp_path):
     entry.write_text(json.dumps(record))
     assert cache.load("ab" * 32) is None
     assert cache.load("cd" * 32) is None  # another key: nothing
+
+
+def _filled(folder, now):
+    """Three entries of 1, 2 and 4 KB, last used 40, 10 and 0 days ago."""
+    cache = Cache(str(folder))
+    for n, (key, days) in enumerate((("a1" * 32, 40), ("b2" * 32, 10), ("c3" * 32, 0))):
+        cache.store(key, Outcome({"m.pb": b"x" * (1024 << n), "m.pb.json": b"{}"},
+                                 [("android", "m.pb", "m.pb.json")]), job=f"job{n}")
+        entry = folder / key[:2] / key / "entry.json"
+        os.utime(entry, (now - days * 86400, now - days * 86400))
+    return cache
+
+
+def _bytes(folder) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def test_a_hit_marks_the_entry_used(tmp_path):
+    now = time.time()
+    cache = _filled(tmp_path / "cache", now)
+    assert cache.load("a1" * 32) is not None
+    assert os.path.getmtime(tmp_path / "cache" / "a1" / ("a1" * 32) / "entry.json") > now - 60
+
+
+def test_ls_and_prune_local(tmp_path, freeze):
+    from graphfreeze_cli.show import size
+
+    folder = tmp_path / "cache"
+    _filled(folder, time.time())
+    listed = freeze("cache", "ls", folder)
+    assert listed.exit_code == 0, listed.output
+    lines = listed.output.splitlines()
+    assert [line.split()[:3] for line in lines[1:4]] == [
+        ["a1a1a1a1a1a1", "job0", "android"], ["b2b2b2b2b2b2", "job1", "android"],
+        ["c3c3c3c3c3c3", "job2", "android"]]  # least recently used first
+    sizes = [_bytes(folder / k[:2] / k) for k in ("a1" * 32, "b2" * 32, "c3" * 32)]
+    assert "(40 d ago)" in lines[1] and lines[-1] == f"3 entries, {size(sum(sizes))} in {folder}"
+    dry = freeze("cache", "prune", folder, "--max-size", "7KB", "--dry-run")
+    assert dry.output.splitlines() == [
+        f"would remove {lines[1]}",
+        f"would prune 1 entries ({size(sizes[0])}); 2 left, {size(sum(sizes[1:]))} in {folder}"]
+    assert (folder / "a1").exists()
+    old = freeze("cache", "prune", folder, "--older-than", "30d")
+    assert old.exit_code == 0 and old.output.splitlines()[-1].startswith("pruned 1 entries")
+    assert not (folder / "a1" / ("a1" * 32)).exists()
+    small = freeze("cache", "prune", folder, "--max-size", "5KB")
+    assert small.output.splitlines()[-1] == \
+        f"pruned 1 entries ({size(sizes[1])}); 1 left, {size(sizes[2])} in {folder}"
+    assert Cache(str(folder)).load("c3" * 32) is not None
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--max-size", "10XB"], "--max-size 10XB: not a size; use e.g. 10GB, 500MB or 2048 (bytes)"),
+    (["--max-size", "big"], "--max-size big: not a size; use e.g. 10GB, 500MB or 2048 (bytes)"),
+    (["--older-than", "30"], "--older-than 30: not an age; use e.g. 30d, 12h, 2w or 90m"),
+    (["--older-than", "a month"], "--older-than a month: not an age; use e.g. 30d, 12h, 2w or 90m"),
+])
+def test_unparsable_prune_limits_are_one_line(tmp_path, args, message):
+    _filled(tmp_path / "cache", time.time())
+    done = subprocess.run([FREEZE, "cache", "prune", str(tmp_path / "cache"), *args],
+                          capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (6, "", f"error: {message}\n")
+    assert len(list((tmp_path / "cache").glob("*/*/entry.json"))) == 3
+
+
+def test_unwritable_local_cache_is_one_line_before_any_conversion(samples, tmp_path):
+    shutil.copytree(samples / "iris", tmp_path / "iris")
+    (tmp_path / "blocked").write_text("a file\n")
+    done = subprocess.run([FREEZE, "batch", "iris", "--outputs", "probs", "--cache",
+                           "blocked/cache"], cwd=tmp_path, capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (4, ""), done.stderr
+    assert done.stderr == ("error: --cache blocked/cache: blocked is a file, not a folder; "
+                           "choose another --cache, or --no-cache\n")
+    assert not (tmp_path / "dist").exists()

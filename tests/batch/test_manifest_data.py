@@ -41,3 +41,7 @@ def test_verify_data_and_golden_from_a_manifest(samples, tmp_path):
     changed = cli(tmp_path, "batch", "models.toml", "--jobs", "1", "--cache", "cache")
     assert changed.returncode == 0, changed.stderr
     assert statuses(report_of(tmp_path / "dist")) == {"iris": "ok"}  # the data is part of the cache key
+    timed = cli(tmp_path, "batch", "models.toml", "--jobs", "1", "--no-cache", "--benchmark")
+    assert timed.returncode == 0, timed.stderr
+    car = json.loads((tmp_path / "dist" / "iris" / "model.ckpt-200.pb.json").read_text())
+    assert car["latency"]["runs"] > 0 and car["latency"]["median_ms"] > 0

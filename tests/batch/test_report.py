@@ -3,7 +3,16 @@ import re
 import xml.etree.ElementTree as ET
 
 from graphfreeze.batch import report as rep
-from graphfreeze.batch.results import CACHED, FAILED, OK, ArtifactRecord, JobResult, Report
+from graphfreeze.batch.results import (
+    CACHED,
+    FAILED,
+    NOT_RUN,
+    OK,
+    OVER_BUDGET,
+    ArtifactRecord,
+    JobResult,
+    Report,
+)
 
 
 def sidecar(fmt: str, nodes: int, diff: float | None, top1: float | None = None) -> dict:
@@ -85,7 +94,7 @@ def test_html_failures_first_escaped_self_contained(tmp_path):
                     ("ok", "iris", "tflite"), ("cached", "zoo", "pb")]
     assert "2 ok, 1 cached, 2 failed in 7.6 s (shard 1/2, 3 jobs in other shards)" in page
     assert "1.2 MB" in page and "75.0%" in page and "3e-07" in page
-    assert page.count('<tr class="failed err">') == 3
+    assert page.count('<tr class="failed err">') == 2  # a job's error once, not per target
 
 
 def test_writing_twice_gives_identical_bytes(tmp_path):
@@ -114,4 +123,77 @@ def test_remote_folder():
     paths = rep.write_reports(REPORT, "ram://batch-report/out")
     assert paths["junit"] == "ram://batch-report/out/junit.xml"
     with gfile().GFile(paths["html"], "rb") as f:
-        assert f.read() == rep.report_html(REPORT)
+        assert f.read() == rep.report_html(REPORT, "ram://batch-report/out")
+
+
+# -- over budget, not run, failed verification, header, links ------------------------------------
+
+BUDGET = {"target": "android", "rule": "size > +5%",
+          "reason": "android: size +11.1% (1.1 MB -> 1.2 MB) breaks `size > +5%`"}
+DIVERGENCE = {"available": True, "tolerance": 1e-12, "metric": "max_abs_diff", "compared": 4,
+              "not_in_original": 0, "folded_examples": [], "diverged": 1,
+              "first": [{"node": "dnn/Relu", "op": "Relu", "max_abs_diff": 1.2e-07,
+                         "mean_abs_diff": 9e-09, "agreeing_inputs": ["x (input)"]}]}
+MORE = (
+    JobResult("big", "models/big", ("android", "tflite"), OVER_BUDGET, 0.3,
+              (artifact("android", "pb", 12, 1e-7), artifact("tflite", "tflite", 12, 1e-7)),
+              error=BUDGET["reason"], exit_code=8, details={"budget": [BUDGET]}),
+    JobResult("strict", "models/strict", ("tflite",), FAILED, 0.04,
+              error="out/strict/model.tflite: output 'probs:0' differs by up to 3.73e-08 "
+                    "(tolerance 1e-12) against the original", exit_code=5,
+              details={"divergence": DIVERGENCE}),
+    JobResult("later", "models/later", ("pb",), NOT_RUN, 0.0, error="not run: interrupted",
+              attempts=0),
+)
+RUN = {"started": "2026-01-02 03:04:05 UTC", "manifest": "models.toml", "graphfreeze": "0.1.0",
+       "tensorflow": "2.21.0"}
+FULL = Report(jobs=JOBS + MORE, seconds=9.0, interrupted=True, run=RUN)
+
+
+def test_over_budget_and_not_run_everywhere(tmp_path):
+    paths = rep.write_reports(FULL, str(tmp_path / "out"))
+    data = json.loads(open(paths["json"]).read())
+    assert data["counts"]["over-budget"] == 1 and data["run"] == RUN and "baseline" not in data
+    assert data["budgets_broken"] == [{"name": "big", **BUDGET}]
+    assert "over-budget" not in REPORT.counts()  # only when a job is
+    root = ET.parse(paths["junit"]).getroot()
+    cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
+    assert cases["big", "android"].find("failure").get("type") == "exit 8"
+    assert cases["big", "tflite"].find("failure") is None
+    assert cases["later", "pb"].find("failure") is None
+    assert cases["later", "pb"].find("skipped").get("message") == "not run: interrupted"
+    assert root.get("skipped") == "1"
+    assert rep.job_line(MORE[0]) == f"OVER-BUDGET big                   {BUDGET['reason']}"
+    assert rep.summary_line(FULL) == \
+        "2 ok, 1 cached, 3 failed, 1 not-run, 1 over-budget in 9.0 s (interrupted)"
+    assert rep.end_lines(FULL) == [f"over budget: big: {BUDGET['reason']}"]
+
+
+def test_html_header_order_times_links_and_divergence(tmp_path):
+    page = rep.report_html(FULL, "out").decode()
+    for fact in RUN.values():
+        assert f"<dd>{fact}</dd>" in page
+    statuses = re.findall(r'<tr class="([\w-]+)"><td class="st">', page)
+    assert statuses[0] == "over-budget" and statuses.index("not-run") > statuses.index("failed")
+    assert page.index('id="budgets"') < page.index('id="jobs"')
+    assert '<td class="n">0.04 s</td>' in page and '<td class="n">3.73e-08</td>' in page
+    assert "where it diverges" in page and "<td>dnn/Relu</td>" in page
+    assert '<a href="iris/android/model.tflite">model.tflite</a>' not in page
+    assert '<a href="pb/model.pb">model.pb</a>' in page  # relative to the page's folder
+    assert 'title="sha256 ' + "ab" * 32 + '"' in page
+    assert page.count("<td>3.0 s</td>") == 0 and page.count('<td class="n">3.0 s</td>') == 1
+
+
+def test_markdown_lists_what_to_act_on_first():
+    md = rep.report_md(FULL).decode()
+    assert md.startswith("### graphfreeze batch: 1 over budget, 3 failed, 1 not run")
+    assert md.index("**Over budget**") < md.index("**Failed:**") < md.index("<details>")
+    assert "- :warning: `big` android: size +11.1% (1.1 MB -> 1.2 MB) breaks `size > +5%`" in md
+    assert "&lt;script>" in md and "<script>" not in md
+    assert md.rstrip().endswith("<sub>graphfreeze 0.1.0 · TensorFlow 2.21.0 · `models.toml` · "
+                                "2026-01-02 03:04:05 UTC</sub>")
+
+
+def test_durations():
+    assert [rep.duration(s) for s in (0, 0.004, 0.04, 0.25, 1.94, 12.4)] == \
+        ["0.0 s", "<0.01 s", "0.04 s", "0.2 s", "1.9 s", "12 s"]
