@@ -64,6 +64,9 @@ def quantize_until(state, options, ref, first: dict, check) -> tuple:
     lines = [f"quantize-until: {passes} of {len(ranked)} layers kept in float"
              f"{' (' + ', '.join(shown[:3]) + (', ...' if passes > 3 else '') + ')' if passes else ''}",
              *("  " + _shown(s) for s in steps)]
+    if passes == len(ranked):
+        lines.append("  met only with every layer in float: nothing is quantized, so the tflite "
+                     "target gives a smaller file; loosen the goal or calibrate on more data")
     return dataclasses.replace(chosen, summary=(*chosen.summary, *lines)), report
 
 

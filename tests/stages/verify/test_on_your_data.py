@@ -116,6 +116,12 @@ def test_quantize_until_keeps_the_worst_layers_in_float_until_it_passes(cnn_data
     assert car["verification"]["metrics"]["probs:0"]["mean_abs_diff"] <= 0.0003
     assert car["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()  # the chosen bytes
     assert f"quantize-until: {kept} of {search['layers']} layers kept in float" in result.output
+    everything = tmp_path / "all.tflite"
+    result = freeze("--ckpt", ckpt, "--outputs", "probs", "--target", "edge-int8", "-o",
+                    everything, "--verify-data", val, "--io-type", "float", "--quantize-until",
+                    "1e-6")
+    assert result.exit_code == 0, result.output
+    assert "met only with every layer in float: nothing is quantized" in result.output
     never = tmp_path / "never.tflite"
     result = freeze("--ckpt", ckpt, "--outputs", "probs", "--target", "edge-int8", "-o", never,
                     "--verify-data", val, "--quantize-until", "1e-9", "--quantize-rounds", "2")
