@@ -35,12 +35,15 @@ class Artifact:
     probe: Callable[[dict, list[str]], dict] | None = field(default=None, compare=False,
                                                             repr=False)
     # A quantized artifact's layers, worst first by TensorFlow's QuantizationDebugger on samples
-    # ([array per input] each), and the artifact re-quantized with the named layers kept in float
-    # (--quantize-until; see stages/verify/search.py).
+    # ([array per input] each; `quantized_layers(samples, ranges)`), and the artifact
+    # re-quantized with the named layers kept in float (`requantize(keep, ranges)`;
+    # --quantize-until, see stages/verify/search.py).
     quantized_layers: Callable[[list], list[str]] | None = field(default=None, compare=False,
                                                                  repr=False)
-    requantize: Callable[[tuple[str, ...]], Artifact] | None = field(default=None, compare=False,
-                                                                     repr=False)
+    requantize: Callable[..., Artifact] | None = field(default=None, compare=False, repr=False)
+    # The activation-range choices `requantize(keep, ranges)` takes, this artifact's first
+    # (--quantize-until tries the others before keeping layers in float).
+    range_choices: tuple[str, ...] = ()
     # Latency in the artifact's own runtime (--benchmark; see formats/NAME/latency.py):
     # latency(feeds, threads) -> (runtime label, threads it runs with, call): `call()` is one
     # inference on the feeds (inputs bound beforehand where the runtime allows), which

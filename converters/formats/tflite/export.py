@@ -23,7 +23,7 @@ from graphfreeze.formats.tflite.latency import tflite_latency
 from graphfreeze.formats.tflite.probe import tflite_probe
 from graphfreeze.formats.tflite.qat import float_ops, is_qat, qat_converter
 from graphfreeze.formats.tflite.runner import interpreter_runner
-from graphfreeze.formats.tflite.selective import IO_TYPES, calibrate
+from graphfreeze.formats.tflite.selective import IO_TYPES, RANGES, calibrate
 from graphfreeze.formats.tflite.tensor_lists import LOOPS, static_element_shapes
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Stage
@@ -47,6 +47,10 @@ class TFLiteOptions(CalibrationOptions):
                               help="Integer targets: one scale per tensor, not per channel.")
     io_type: str = option("int8", flag="--io-type", metavar="int8|uint8|float",
                           help="edge-int8: the type of the model's inputs and outputs.")
+    calibration_ranges: str = option(
+        "minmax", flag="--calibration-ranges", metavar="minmax|average",
+        help="edge-int8: activation ranges: min/max over all samples (TensorFlow's), or the "
+             "moving average of each sample's (ai-edge-quantizer's: outliers cost less).")
     layer_report: bool = True  # quantized: per-layer error from TF's QuantizationDebugger
 
     def __post_init__(self):
@@ -54,6 +58,9 @@ class TFLiteOptions(CalibrationOptions):
         if self.quantize not in QUANTIZE:
             raise OptionValueError("quantize", repr(self.quantize),
                                    f"choose one of {', '.join(QUANTIZE)}")
+        if self.calibration_ranges not in RANGES:
+            raise OptionValueError("calibration_ranges", repr(self.calibration_ranges),
+                                   f"choose {' or '.join(RANGES)}")
         if self.io_type not in IO_TYPES:
             raise OptionValueError("io_type", repr(self.io_type), f"choose {', '.join(IO_TYPES)}")
         keep = tuple(p.strip() for item in self.keep_float for p in item.split(",") if p.strip())
@@ -178,7 +185,7 @@ def run(state, options: TFLiteOptions):
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
         from graphfreeze.formats.tflite import int8
 
-        model = int8.build(data, options, state.model.graph_file)
+        model = int8.build(data, options, state.model.graph_file, samples)
         data = model.quantized()
     rest = float_ops(data) if qat and options.quantize == "int8" else []
     if rest:  # partly QAT (annotated layers): calibrate what has no learned ranges
@@ -244,7 +251,7 @@ def layer_report(state, options: TFLiteOptions, inputs, samples, model=None):
     nodes = {n.name for n in state.graph_def.node}
     try:
         if model is not None:
-            rows = quant_debug.rows_of_model(model.calibrated, samples, nodes, model.per_tensor,
+            rows = quant_debug.rows_of_model(model.calibrated(), samples, nodes, model.per_tensor,
                                              model.nodes, model.ops)[:quant_debug.TOP]
         else:
             conv = converter(state.graph_def, state,

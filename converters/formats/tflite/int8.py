@@ -1,6 +1,8 @@
-"""The full-int8 path of export_tflite: calibrate once, quantize with the layers --keep-float
-names kept in float (`selective`), and give the artifact what --quantize-until needs: its
-layers ranked by TensorFlow's QuantizationDebugger and a way to re-quantize it."""
+"""The full-int8 path of export_tflite: calibrate once, set the activation ranges
+(--calibration-ranges), quantize with the layers --keep-float names kept in float
+(`selective`), and give the artifact what --quantize-until needs: its layers ranked by
+TensorFlow's QuantizationDebugger and a way to re-quantize it with other ranges or float
+layers, without calibrating again."""
 
 from __future__ import annotations
 
@@ -12,47 +14,68 @@ from graphfreeze.formats.tflite import selective
 
 @dataclasses.dataclass(frozen=True)
 class Int8Model:
-    """A calibrated model and the float set chosen for it."""
+    """A calibrated model (TensorFlow's min/max ranges), the samples it was calibrated on, and
+    the choices made for it."""
 
-    calibrated: bytes
-    io_type: str
-    per_tensor: bool
+    raw: bytes = dataclasses.field(repr=False)
+    samples: list = dataclasses.field(repr=False, compare=False)
+    io_type: str = "int8"
+    per_tensor: bool = False
+    ranges: str = "minmax"
     nodes: tuple[str, ...] = ()  # tensors (ops' outputs) kept in float
     ops: tuple[str, ...] = ()  # op types kept in float
+    memo: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
-    def quantized(self, more=()) -> bytes:
-        return selective.quantize(self.calibrated, self.io_type, self.per_tensor,
+    def calibrated(self, ranges: str | None = None) -> bytes:
+        """The calibrated model with `ranges` (default: this model's), made once."""
+        ranges = ranges or self.ranges
+        if ranges == "minmax":
+            return self.raw
+        if ranges not in self.memo:
+            self.memo[ranges] = selective.averaged_ranges(self.raw, self.samples)
+        return self.memo[ranges]
+
+    def quantized(self, more=(), ranges: str | None = None) -> bytes:
+        return selective.quantize(self.calibrated(ranges), self.io_type, self.per_tensor,
                                   [*self.nodes, *(n for n in more if n not in self.nodes)],
                                   self.ops)
 
 
-def build(calibrated: bytes, options, where: str) -> Int8Model:
-    nodes, ops = selective.resolve(options.keep_float, calibrated, where) \
+def build(calibrated: bytes, options, where: str, samples: list) -> Int8Model:
+    """The model to quantize: ranges as --calibration-ranges says, --keep-float resolved."""
+    model = Int8Model(calibrated, samples, options.io_type, options.per_tensor,
+                      options.calibration_ranges)
+    nodes, ops = selective.resolve(options.keep_float, model.calibrated(), where) \
         if options.keep_float else ([], [])
-    return Int8Model(calibrated, options.io_type, options.per_tensor, tuple(nodes), tuple(ops))
+    return dataclasses.replace(model, nodes=tuple(nodes), ops=tuple(ops))
 
 
-def ranked_layers(model: Int8Model, samples: list, graph_nodes) -> list[str]:
+def ranked_layers(model: Int8Model, samples: list, graph_nodes, ranges: str | None) -> list[str]:
     """Every quantized layer's tensor, worst rmse/scale first, by TensorFlow's debugger on
     `samples` (the debug model is quantized from the calibration already made)."""
     from graphfreeze.formats.tflite import quant_debug
 
-    rows = quant_debug.rows_of_model(model.calibrated, samples, graph_nodes, model.per_tensor,
-                                     model.nodes, model.ops)
+    rows = quant_debug.rows_of_model(model.calibrated(ranges), samples, graph_nodes,
+                                     model.per_tensor, model.nodes, model.ops)
     return [r["tensor"] for r in rows if r["tensor"] not in model.nodes]
 
 
 def attach(artifact, model: Int8Model, local: str, graph_nodes):
-    """`artifact` with `quantized_layers` and `requantize` (rewrites the staged file `local`)."""
+    """`artifact` with `quantized_layers(samples, ranges)` and `requantize(keep, ranges)`
+    (rewrites the staged file `local`); `ranges_tried` names the other activation ranges."""
 
-    def requantize(keep: tuple[str, ...]):
-        data = model.quantized(keep)
+    def requantize(keep: tuple[str, ...], ranges: str | None = None):
+        data = model.quantized(keep, ranges)
         with open(local, "wb") as f:
             f.write(data)
-        facts = {**artifact.facts, "keep_float": [*model.nodes, *keep, *model.ops]}
+        facts = {**artifact.facts, "keep_float": [*model.nodes, *keep, *model.ops],
+                 "calibration_ranges": ranges or model.ranges}
         return dataclasses.replace(artifact, size=len(data),
                                    sha256=hashlib.sha256(data).hexdigest(), facts=facts)
 
     return dataclasses.replace(
         artifact, requantize=requantize,
-        quantized_layers=lambda samples: ranked_layers(model, samples, graph_nodes))
+        quantized_layers=lambda samples, ranges=None: ranked_layers(model, samples, graph_nodes,
+                                                                    ranges),
+        range_choices=(model.ranges, *(r for r in selective.RANGES if r != model.ranges)),
+        facts={**artifact.facts, "calibration_ranges": model.ranges})

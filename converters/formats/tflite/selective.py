@@ -81,3 +81,43 @@ def resolve(patterns, calibrated: bytes, where: str) -> tuple[list[str], list[st
                              "type such as CONV_2D")
         nodes.extend(t for t in hits if t not in nodes)
     return nodes, ops
+
+
+RANGES = ("minmax", "average")
+SMOOTHING = 0.95  # ai-edge-quantizer's moving-average weight
+
+
+def averaged_ranges(calibrated: bytes, samples: list, smoothing: float = SMOOTHING) -> bytes:
+    """The calibrated model with each activation's range the moving average of its per-sample
+    min/max (as ai-edge-quantizer and QAT's moving averages do) in place of TensorFlow's min/max
+    over every sample, which one outlier widens for every value: the quantizer then spends its
+    256 steps on what the layer usually carries."""
+    import numpy as np
+    from graphfreeze.formats.tflite.runtime import interpreter
+    from graphfreeze.quiet import native_stderr_off
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    model = flatbuffer_utils.convert_bytearray_to_object(bytearray(calibrated))
+    tensors = model.subgraphs[0].tensors
+    recorded = [i for i, t in enumerate(tensors) if t.quantization is not None
+                and t.quantization.min is not None and len(t.quantization.min) == 1]
+    interp = interpreter(model_content=calibrated, preserve_all_tensors=True)
+    with native_stderr_off():
+        interp.allocate_tensors()
+        details = interp.get_input_details()
+        ranges: dict[int, tuple[float, float]] = {}
+        for sample in samples:
+            for detail, value in zip(details, sample, strict=True):
+                interp.set_tensor(detail["index"], value.astype(detail["dtype"]))
+            interp.invoke()
+            for i in recorded:
+                value = interp.get_tensor(i)
+                low, high = float(value.min()), float(value.max())
+                old = ranges.get(i)
+                ranges[i] = (low, high) if old is None else \
+                    (smoothing * old[0] + (1 - smoothing) * low,
+                     smoothing * old[1] + (1 - smoothing) * high)
+    for i, (low, high) in ranges.items():
+        tensors[i].quantization.min = np.array([low], np.float32)
+        tensors[i].quantization.max = np.array([high], np.float32)
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(model))

@@ -3,8 +3,11 @@ the verification data (worst first), keep the worst k in float and verify again,
 doubling (1, 2, 4, ...) and then bisection, within `quantize_rounds` conversions. The smallest k
 that passes wins; when none does, the error says the best reached and nothing is written.
 
-The artifact provides the two operations (TFLite: `formats/tflite/selective.py`):
-`quantized_layers(samples)` and `requantize(keep_float)`."""
+Before keeping any layer in float, the artifact's other activation ranges are tried
+(`range_choices`: TFLite's averaged ranges, which outliers widen less): a model whose int8 loss
+comes from its ranges then passes with no float layer. The artifact provides the operations
+(TFLite: `formats/tflite/int8.py`): `quantized_layers(samples, ranges)` and
+`requantize(keep_float, ranges)`."""
 
 from __future__ import annotations
 
@@ -16,22 +19,36 @@ DEBUG_ROWS = 32  # the debugger ranks on the first rows of the data: per-layer m
 
 
 def quantize_until(state, options, ref, first: dict, check) -> tuple:
-    """(artifact, report) of the smallest float set that passes `check(artifact) -> report`."""
+    """(artifact, report) of the smallest float set that passes `check(artifact) -> report`:
+    first the artifact's other activation ranges, then layers kept in float on the better."""
     artifact = state.artifact
-    names = [i.name for i in artifact.inputs]
-    samples = [[ref.feeds[n][k:k + 1] for n in names] for k in range(min(DEBUG_ROWS, ref.rows))]
-    ranked = list(artifact.quantized_layers(samples))
-    tried = {0: (artifact, first)}
-    steps = [_step(0, artifact, first)]
+    rounds = options.quantize_rounds
+    tried: dict[tuple, tuple] = {}  # (ranges, k) -> (artifact, report)
+    steps = []
 
-    def attempt(k: int) -> bool:
-        candidate = artifact.requantize(tuple(ranked[:k]))
-        report = check(candidate)
-        tried[k] = (candidate, report)
-        steps.append(_step(k, candidate, report))
+    def note(ranges: str, k: int, candidate, report: dict) -> bool:
+        tried[ranges, k] = (candidate, report)
+        steps.append(_step(k, candidate, report, ranges))
         return report["passed"]
 
-    rounds, fails, passes, k = options.quantize_rounds, 0, None, 1
+    ranges = artifact.range_choices[0] if artifact.range_choices else None
+    note(ranges, 0, artifact, first)
+    for other in artifact.range_choices[1:]:  # e.g. averaged ranges: no layer lost to float
+        if rounds:
+            rounds -= 1
+            candidate = artifact.requantize((), other)
+            if note(other, 0, candidate, check(candidate)):
+                return _chosen(artifact, tried, steps, [], other, 0)
+    ranges = min((key for key in tried), key=lambda key: _score(tried[key][1]))[0]
+    names = [i.name for i in artifact.inputs]
+    samples = [[ref.feeds[n][k:k + 1] for n in names] for k in range(min(DEBUG_ROWS, ref.rows))]
+    ranked = list(artifact.quantized_layers(samples, ranges))
+
+    def attempt(k: int) -> bool:
+        candidate = artifact.requantize(tuple(ranked[:k]), ranges)
+        return note(ranges, k, candidate, check(candidate))
+
+    fails, passes, k = 0, None, 1
     while rounds and passes is None and ranked:
         rounds -= 1
         if attempt(k):
@@ -49,25 +66,41 @@ def quantize_until(state, options, ref, first: dict, check) -> tuple:
         else:
             fails = mid
     if passes is None:
-        best = min(tried, key=lambda j: _score(tried[j][1]))
+        best = min(tried, key=lambda key: _score(tried[key][1]))
         raise VerificationError(
             f"{artifact.path}: --quantize-until {state_goal(options)} not met after "
-            f"{len(steps) - 1} conversion(s): the best reached keeps {best} of {len(ranked)} "
-            f"layers in float and {tried[best][1]['failure']}; nothing written. Loosen it, or "
-            "raise --quantize-rounds")
-    chosen, report = tried[passes]
-    if steps[-1]["kept"] != passes:  # the staged file holds the last attempt: quantize it again
-        chosen = artifact.requantize(tuple(ranked[:passes]))
-    report = {**report, "quantize_until": {"layers": len(ranked), "kept_float": ranked[:passes],
-                                           "steps": steps}}
+            f"{len(steps) - 1} conversion(s): the best reached keeps {best[1]} of {len(ranked)} "
+            f"layers in float{_with(best[0])} and {tried[best][1]['failure']}; nothing "
+            "written. Loosen it, or raise --quantize-rounds")
+    return _chosen(artifact, tried, steps, ranked, ranges, passes)
+
+
+def _chosen(artifact, tried: dict, steps: list, ranked: list, ranges, passes: int) -> tuple:
+    """The passing candidate (re-quantized if the staged file holds a later attempt), its
+    report with the search, and the lines the terminal shows."""
+    chosen, report = tried[ranges, passes]
+    last = steps[-1]
+    if (last["kept"], last.get("ranges")) != (passes, ranges):
+        chosen = artifact.requantize(tuple(ranked[:passes]), ranges)
+    search = {"kept_float": ranked[:passes], "steps": steps}
+    if ranked:
+        search["layers"] = len(ranked)
+    if ranges is not None:
+        search["calibration_ranges"] = ranges
+    report = {**report, "quantize_until": search}
     shown = [name.split(";")[0] for name in ranked[:passes]]
-    lines = [f"quantize-until: {passes} of {len(ranked)} layers kept in float"
+    of = f" of {len(ranked)}" if ranked else ""
+    lines = [f"quantize-until: {passes}{of} layers kept in float{_with(ranges)}"
              f"{' (' + ', '.join(shown[:3]) + (', ...' if passes > 3 else '') + ')' if passes else ''}",
              *("  " + _shown(s) for s in steps)]
-    if passes == len(ranked):
+    if ranked and passes == len(ranked):
         lines.append("  met only with every layer in float: nothing is quantized, so the tflite "
                      "target gives a smaller file; loosen the goal or calibrate on more data")
     return dataclasses.replace(chosen, summary=(*chosen.summary, *lines)), report
+
+
+def _with(ranges) -> str:
+    return f", {ranges} ranges" if ranges else ""
 
 
 def met_at_once(artifact, report: dict) -> tuple:
@@ -83,8 +116,9 @@ def state_goal(options) -> str:
         f"mean |diff| {options.mean_tolerance:g}"
 
 
-def _step(k: int, artifact, report: dict) -> dict:
+def _step(k: int, artifact, report: dict, ranges=None) -> dict:
     step = {"kept": k, "bytes": artifact.size, "passed": report["passed"],
+            **({"ranges": ranges} if ranges else {}),
             "mean_abs_diff": max((m["mean_abs_diff"] for m in report["metrics"].values()),
                                  default=0.0)}
     if "accuracy" in report:
@@ -102,4 +136,6 @@ def _shown(step: dict) -> str:
     size = f"{step['bytes'] / 1024:.1f} KB"
     what = f"mean |diff| {step['mean_abs_diff']:.3g}" + \
         (f", top-1 {step['top1']:.1%} (drop {step['drop']:.2%})" if "drop" in step else "")
-    return f"{step['kept']:>3} float: {size}, {what}, {'passes' if step['passed'] else 'fails'}"
+    ranges = f" ({step['ranges']} ranges)" if "ranges" in step else ""
+    return (f"{step['kept']:>3} float{ranges}: {size}, {what}, "
+            f"{'passes' if step['passed'] else 'fails'}")

@@ -90,6 +90,21 @@ def test_keep_float_per_tensor_and_io_types(cnn_data, freeze, tmp_path):
     tensors = {t["index"]: t for t in interp.get_tensor_details()}
     assert convs and all(tensors[int(op["outputs"][0])]["dtype"] == np.float32 for op in convs)
     assert _sidecar(out)["keep_float"] == ["CONV_2D"] and _sidecar(out)["per_tensor"] is True
+    averaged = tmp_path / "a.tflite"
+    result = freeze("--ckpt", ckpt, "--outputs", "probs", "--target", "edge-int8", "-o", averaged,
+                    "--calibration", val, "--calibration-ranges", "average")
+    assert result.exit_code == 0, result.output
+    assert _sidecar(averaged)["calibration_ranges"] == "average"
+    minmax = tmp_path / "m.tflite"
+    assert freeze("--ckpt", ckpt, "--outputs", "probs", "--target", "edge-int8", "-o", minmax,
+                  "--calibration", val).exit_code == 0
+    assert _sidecar(minmax)["calibration_ranges"] == "minmax"
+    scales = [_sidecar(p)["tflite_io"]["outputs"]["probs"]["scale"] for p in (minmax, averaged)]
+    assert averaged.read_bytes() != minmax.read_bytes() and scales[0] >= scales[1]
+    result = freeze("--ckpt", ckpt, "--outputs", "probs", "--target", "edge-int8", "-o",
+                    tmp_path / "b.tflite", "--calibration-ranges", "median")
+    assert result.exit_code == 6 and "--calibration-ranges 'median': choose minmax or average" \
+        in result.output
     result = freeze("--ckpt", ckpt, "--outputs", "probs", "--target", "edge-int8", "-o",
                     tmp_path / "n.tflite", "--calibration", val, "--keep-float", "sequential/dens")
     assert result.exit_code == 3 and "--keep-float sequential/dens matches no layer" in result.output
@@ -114,6 +129,9 @@ def test_quantize_until_keeps_the_worst_layers_in_float_until_it_passes(cnn_data
     assert [s for s in search["steps"] if s["kept"] == kept][0]["passed"]
     assert all(not s["passed"] for s in search["steps"] if s["kept"] < kept)
     assert car["verification"]["metrics"]["probs:0"]["mean_abs_diff"] <= 0.0003
+    ranges = [step.get("ranges") for step in search["steps"][:2]]
+    assert ranges == ["minmax", "average"]  # the other ranges are tried before any float layer
+    assert car["calibration_ranges"] == search["calibration_ranges"]
     assert car["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()  # the chosen bytes
     assert f"quantize-until: {kept} of {search['layers']} layers kept in float" in result.output
     everything = tmp_path / "all.tflite"
