@@ -11,6 +11,7 @@ def interpreter_runner(path: str, inputs, state):
     interpreter cannot run is a one-line VerificationError naming the file."""
     names = {ref.node: info.name for ref, info in zip(state.inputs, inputs, strict=True)}
     out_names = [ref.node for ref in state.outputs]
+    reuse: dict = {}  # the interpreter of the last call, for the next chunk of the same shape
 
     def run(feeds: dict) -> list:
         from graphfreeze.formats.tflite.runtime import (
@@ -24,7 +25,8 @@ def interpreter_runner(path: str, inputs, state):
             return dict(zip(out_names, output_values(interp, out_names), strict=True))
 
         try:
-            got = run_batched(path, {node: feeds[name] for node, name in names.items()}, fetch)
+            got = run_batched(path, {node: feeds[name] for node, name in names.items()}, fetch,
+                              reuse=reuse)
         except FlexOpsError as err:
             raise VerificationError(
                 f"{state.output_path}: uses TensorFlow (Flex) ops, which the Python TFLite "

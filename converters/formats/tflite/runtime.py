@@ -95,15 +95,34 @@ def input_shapes(path: str, names: list[str]) -> dict:
     return {n: tuple(int(x) for x in details[n]["shape"]) for n in names}
 
 
-def run_batched(path: str, feeds: dict, fetch, preserve_all_tensors: bool = False) -> dict:
-    """`fetch(interp)` ({name: array}) after invoking on `feeds`. A model that cannot run at the
-    feeds' batch (ops whose shapes the converter fixed: a Reshape to [1, N], XNNPack refusing
-    to reshape) runs one row at a time at the shape it has, and the rows' values that carry
-    the batch (leading dim 1) are stacked; ArtifactRunError if that fails too."""
+def _reused(path: str, feeds: dict, preserve_all_tensors: bool, reuse: dict | None):
+    """invoke(), on the interpreter `reuse` kept from the last call when the file and the feeds'
+    shapes are the same (verification runs the user's data in chunks: one interpreter, and one
+    XNNPack weight packing, for all of them)."""
+    if reuse is None:
+        return invoke(path, feeds, preserve_all_tensors)
+    import os
+
+    stat = os.stat(path)
+    key = (stat.st_mtime_ns, stat.st_size, tuple((n, v.shape) for n, v in feeds.items()))
+    interp = invoke(path, feeds, preserve_all_tensors, reuse.get(key))
+    if key not in reuse:
+        reuse.clear()
+        reuse[key] = interp
+    return interp
+
+
+def run_batched(path: str, feeds: dict, fetch, preserve_all_tensors: bool = False,
+                reuse: dict | None = None) -> dict:
+    """`fetch(interp)` ({name: array}) after invoking on `feeds` (`reuse`: see `_reused`). A
+    model that cannot run at the feeds' batch (ops whose shapes the converter fixed: a Reshape
+    to [1, N], XNNPack refusing to reshape) runs one row at a time at the shape it has, and the
+    rows' values that carry the batch (leading dim 1) are stacked; ArtifactRunError if that
+    fails too."""
     import numpy as np
 
     try:
-        return fetch(invoke(path, feeds, preserve_all_tensors))
+        return fetch(_reused(path, feeds, preserve_all_tensors, reuse))
     except ArtifactRunError as err:
         shapes = input_shapes(path, list(feeds))
         rows = {int(v.shape[0]) for v in feeds.values() if v.ndim}
