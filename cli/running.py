@@ -89,8 +89,10 @@ def _run(action, debug: bool) -> None:
         if signum is not None and not _state.done or isinstance(err, KeyboardInterrupt):
             _interrupted(signum or getattr(err, "signum", signal.SIGINT))
         if isinstance(err, GraphFreezeError):
-            if debug:
-                raise
+            if debug:  # the traceback, and still the exit code that says what kind of error
+                import traceback
+
+                traceback.print_exc()
             for line in getattr(err, "details", ()):  # e.g. where a verification diverged
                 click.echo(line, err=True)
             click.echo(f"error: {err}", err=True)

@@ -79,3 +79,10 @@ def test_inspect_checks_the_path_before_loading_tensorflow(tmp_path):
     assert done.returncode == 3
     assert done.stderr.startswith(f"error: {tmp_path / 'nope'}: no such file or directory")
     assert done.stderr.endswith("\nFalse\n")  # TensorFlow was never imported
+
+
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(samples, freeze, tmp_path):
+    result = freeze("--ckpt", samples / "iris" / "model.ckpt-200", "--outputs", "prob",
+                    "-o", tmp_path / "m.pb", "--debug")
+    assert result.exit_code == 3, result.output  # not 1: the error is still the user's
+    assert "Traceback" in result.output and "did you mean 'probs'" in result.output

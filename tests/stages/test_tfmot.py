@@ -100,6 +100,10 @@ def test_qat_edge_int8_uses_the_learned_ranges_and_is_int8(zoo, freeze, tmp_path
     keras, ours, peer = qat["keras"], run_rows(found["edge-int8"][0], qat["x"]), run_rows(
         qat["peer"], qat["x"])
     assert (ours.argmax(1) == keras.argmax(1)).mean() >= (peer.argmax(1) == keras.argmax(1)).mean()
+    model, args = zoo("qat_cnn")  # int8 ranges learned in training are no 16x8 quantization
+    result = freeze(model, *args, "--target", "edge-int16x8", "-o", tmp_path / "x.tflite")
+    assert result.exit_code == 3 and "which 16x8 quantization cannot use; use edge-int8" in \
+        result.output
 
 
 def test_qat_edge_int8_is_as_accurate_as_tensorflows_converter(zoo, freeze, tmp_path, qat):

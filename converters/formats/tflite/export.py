@@ -170,11 +170,15 @@ def run(state, options: TFLiteOptions):
             raise InputError(f"input '{info.name}' has shape {shape}; TFLite needs every "
                              "dimension but the batch known: give them, e.g. --inputs "
                              f"'{info.name.rsplit(':', 1)[0]}[1,...]' with your model's dims")
+    if options.quantize == "int16x8" and is_qat(state.graph_def):
+        raise InputError(f"{state.model.graph_file}: quantization-aware trained with int8 "
+                         "ranges (FakeQuant ops), which 16x8 quantization cannot use; use "
+                         "edge-int8 (int8 from the learned ranges) or tflite")
     qat = learned_ranges(state.graph_def, options)
     loop = next((n.name for n in state.graph_def.node if n.op in LOOPS), None)
-    if loop and options.quantize == "int8" and not qat:
+    if loop and options.quantize in ("int8", "int16x8") and not qat:
         raise InputError(f"{state.model.graph_file}: node '{loop}' is a recurrent loop, which "
-                         "TFLite's int8 calibrator cannot run (it crashes); use the "
+                         "TFLite's integer calibrator cannot run (it crashes); use the "
                          "tflite-dynamic target (int8 weights) or tflite")
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
         not is_qat(state.graph_def) and not loop  # its calibrator crashes on loops too
