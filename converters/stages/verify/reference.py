@@ -28,14 +28,25 @@ class Reference:
 
 def chunked(run, feeds: dict, rows: int) -> list:
     """run(feeds) -> [arrays], `rows` rows at a time, outputs concatenated (batch-less outputs
-    of the first chunk kept as they are)."""
+    of the first chunk kept as they are). The last chunk is padded to `rows` with copies of its
+    last row (and the copies' outputs dropped): every call has one shape, so runtimes keep one
+    interpreter and traced functions are not traced again."""
     import numpy as np
 
     total = {int(v.shape[0]) for v in feeds.values() if v.ndim}
     if len(total) != 1 or next(iter(total)) <= rows:
         return run(feeds)
     (count,) = total
-    parts = [run({n: v[k:k + rows] for n, v in feeds.items()}) for k in range(0, count, rows)]
+    parts = []
+    for k in range(0, count, rows):
+        chunk = {n: v[k:k + rows] for n, v in feeds.items()}
+        short = rows - len(next(iter(chunk.values())))
+        if short:
+            chunk = {n: np.concatenate([v, np.repeat(v[-1:], short, axis=0)])
+                     for n, v in chunk.items()}
+        got = run(chunk)
+        parts.append([g[:rows - short] if short and np.ndim(g) and len(g) == rows else g
+                      for g in got])
     return [np.concatenate(chunk) if np.ndim(chunk[0]) else chunk[0]
             for chunk in zip(*parts, strict=True)]
 
