@@ -228,6 +228,8 @@ def until_rows(until: dict, float_bytes: int) -> list[str]:
         mark = {True: "passed", False: "missed"}.get(step.get("passed"), "?")
         if step.get("mean_abs_diff") is not None:
             mark += f", mean abs diff {step['mean_abs_diff']:.4f}"
+        if step.get("ranges"):
+            mark += f", {step['ranges']} ranges"
         rows.append(f"| d) {until['target']}: step ({mark}) | {' | '.join(kept(step['kept']))} | "
                     f"{step['bytes'] / 1024:.0f} | {step['bytes'] / float_bytes:.2f} | "
                     f"{pct(step['top1'])} | {pct(step['drop'])} | |")
