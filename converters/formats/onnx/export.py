@@ -75,8 +75,10 @@ def _const_protos_synced_once():
     """After each optimizer pass tf2onnx re-copies every node's attributes into its NodeProto,
     weights included, and protobuf keeps the old copies in the message's arena: 100 MB more per
     pass on ResNet50. Passes read a Const's value from the node's attribute dict, never from its
-    proto, so Const protos are synced once, by make_model, instead."""
+    proto, so Const protos are synced once, by make_model, instead. And duplicated nodes are
+    merged into the one with the lowest name, whatever order tf2onnx's sets give them."""
     from tf2onnx.graph import Node
+    from tf2onnx.optimizer.merge_duplicated_nodes_optimizer import MergeDuplicatedNodesOptimizer
 
     original = Node.update_proto
 
@@ -85,10 +87,15 @@ def _const_protos_synced_once():
             original(self, external_tensor_storage)
 
     Node.update_proto = update_proto
+    merge = MergeDuplicatedNodesOptimizer._len_of_node_output
+    # of duplicated nodes, tf2onnx keeps the first in an order sets vary: keep the lowest name
+    MergeDuplicatedNodesOptimizer._len_of_node_output = staticmethod(
+        lambda node: (len(node.output), tuple(-ord(c) for c in node.name)))
     try:
         yield
     finally:
         Node.update_proto = original
+        MergeDuplicatedNodesOptimizer._len_of_node_output = staticmethod(merge)
 
 
 def _to_onnx(state, opset: int, careful: bool):
