@@ -26,10 +26,13 @@ def read_sidecar(path: str) -> dict:
                          "beside the artifact (it names the inputs, outputs and target)")
     try:
         sidecar = json.loads(storage.read_bytes(where))
-        sidecar["target"], sidecar["inputs"], sidecar["outputs"]  # noqa: B018 -- must be there
-    except (ValueError, KeyError, TypeError) as err:
-        raise InputError(f"{where}: not a graphfreeze sidecar ({err}); convert the model again") \
-            from err
+    except ValueError as err:
+        raise InputError(f"{where}: not JSON ({err}); convert the model again") from err
+    missing = [k for k in ("target", "inputs", "outputs") if not isinstance(sidecar, dict)
+               or k not in sidecar]
+    if missing:
+        raise InputError(f"{where}: not a graphfreeze sidecar (no {', '.join(missing)}); "
+                         "convert the model again")
     return sidecar
 
 

@@ -54,6 +54,10 @@ def test_changed_foreign_and_hostile_files_are_one_line(written, hostile_models,
     changed.write_bytes(changed.read_bytes() + b"\0")
     result = freeze("verify", changed, "--golden", written / "golden")
     assert result.exit_code == 3 and "its bytes are not those its sidecar records" in result.output
+    (tmp_path / "m.tflite.json").write_text("[1, 2]")
+    result = freeze("verify", changed, "--golden", written / "golden")
+    assert result.exit_code == 3 and "not a graphfreeze sidecar (no target, inputs, outputs)" \
+        in result.output
     alone = tmp_path / "alone.tflite"
     shutil.copy(written / "model.ckpt-200.tflite", alone)
     result = freeze("verify", alone, "--golden", written / "golden")
@@ -83,3 +87,19 @@ def test_changed_foreign_and_hostile_files_are_one_line(written, hostile_models,
     result = freeze("verify", written / "model.ckpt-200.pb", "--golden", other)
     assert result.exit_code == 3 and "golden outputs of another model: this model's input " \
         "'images:0' is not in them (they have x:0)" in result.output
+
+
+def test_from_the_models_own_folder_with_relative_paths(samples, freeze, tmp_path, monkeypatch):
+    """`freeze --verify-data val.npz --save-golden golden` then `freeze verify m.tflite --golden
+    golden`, typed in the checkpoint's folder."""
+    folder = tmp_path / "cnn"
+    shutil.copytree(samples / "cnn_v2", folder)
+    np.savez(folder / "val.npz", images=np.ones((3, 16, 16, 3), np.float32))
+    monkeypatch.chdir(folder)
+    result = freeze("--ckpt", "model.ckpt-200", "--outputs", "probs", "--target", "tflite",
+                    "--verify-data", "val.npz", "--save-golden", "golden", "-o", "m.tflite")
+    assert result.exit_code == 0, result.output
+    assert "compared with the original on val.npz (3 rows)" in result.output
+    assert (folder / "golden" / "golden.npz").exists() and (folder / "m.tflite").exists()
+    result = freeze("verify", "m.tflite", "--golden", "golden")
+    assert result.exit_code == 0 and "passed against the golden inputs in golden" in result.output

@@ -5,7 +5,7 @@ so `0_cat, 1_dog` are classes 0 and 1), images directly in the folder have no la
 from __future__ import annotations
 
 from graphfreeze import storage
-from graphfreeze.errors import InputError, first_line
+from graphfreeze.errors import ConfigError, InputError, first_line
 
 CHANNELS = (1, 3, 4)
 
@@ -69,6 +69,6 @@ def _per_channel(values: tuple[float, ...], channels: int, what: str):
     import numpy as np
 
     if len(values) not in (1, channels):
-        raise InputError(f"--image-{what} has {len(values)} values for {channels} channels; give "
+        raise ConfigError(f"--image-{what} has {len(values)} values for {channels} channels; give "
                          f"one or {channels}")
     return np.asarray(values, np.float32)

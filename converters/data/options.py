@@ -77,8 +77,15 @@ class CalibrationOptions(DataOptions):
         return self.calibration or self.verify_data
 
     def samples(self, infos, seed: int = 1) -> list[list]:
-        """Representative inputs, one sample (batch 1) each, [array per input in `infos` order]."""
-        from graphfreeze.data.calibration import calibration_samples
+        """Representative inputs, one sample (batch 1) each, [array per input in `infos` order]:
+        every row of the data, or `calibration_samples` seeded random ones."""
+        names = [i.name for i in infos]
+        path = self.calibration_data()
+        if path is None:
+            from graphfreeze.tensors import sample_inputs
 
-        return calibration_samples(self.calibration_data(), infos, self.calibration_samples,
-                                   self.image_scaling(), seed)
+            return [[feeds[n] for n in names] for feeds in
+                    (sample_inputs(infos, 1, seed + k) for k in range(self.calibration_samples))]
+        from graphfreeze.data.load import load
+
+        return load(path, infos, self.image_scaling()).samples(names)

@@ -74,6 +74,8 @@ def test_a_folder_of_images_is_decoded_resized_scaled_and_labelled_by_sub_folder
     ("not numpy", r"x.npz: not an .npz or .npy file"),
     ("labels", r"x.npz: 2 labels for 5 samples"),
     ("nothing", r"nowhere: not found"),
+    ("mixed", r"images: has images both in class sub-folders and at its top \(loose.png\)"),
+    ("not images", r"input 'x:0' is not an image batch \[N, H, W, C\]"),
 ])
 def test_bad_data_is_one_line_naming_the_file_and_the_input(tmp_path, case, message):
     path = tmp_path / "x.npz"
@@ -98,9 +100,28 @@ def test_bad_data_is_one_line_naming_the_file_and_the_input(tmp_path, case, mess
         np.savez(path, x=np.zeros((5, 4)), labels=np.array([1, 2]))
     elif case == "nothing":
         path = tmp_path / "nowhere"
+    elif case in ("mixed", "not images"):
+        import tensorflow as tf
+
+        path = tmp_path / "images"
+        (path / "cats").mkdir(parents=True)
+        png = tf.io.encode_png(np.zeros((4, 4, 3), np.uint8)).numpy()
+        (path / "cats" / "a.png").write_bytes(png)
+        (path / "loose.png").write_bytes(png)
+        infos = [IMAGE] if case == "mixed" else [X]
     with pytest.raises(InputError, match=message) as err:
         load(str(path), infos, SCALE)
     assert "\n" not in str(err.value)
+
+
+def test_a_mean_per_channel_must_fit_the_images_channels(tmp_path):
+    import tensorflow as tf
+    from graphfreeze.errors import ConfigError
+
+    (tmp_path / "a.png").write_bytes(tf.io.encode_png(np.zeros((4, 4, 3), np.uint8)).numpy())
+    scaling = DataOptions(image_mean="0.4,0.5").image_scaling()
+    with pytest.raises(ConfigError, match="--image-mean has 2 values for 3 channels"):
+        load(str(tmp_path), [IMAGE], scaling)
 
 
 def test_image_scaling_options_are_checked_with_the_plan():

@@ -32,7 +32,14 @@ class Int8Model:
         if ranges == "minmax":
             return self.raw
         if ranges not in self.memo:
-            self.memo[ranges] = selective.averaged_ranges(self.raw, self.samples)
+            try:
+                self.memo[ranges] = selective.averaged_ranges(self.raw, self.samples)
+            except (RuntimeError, ValueError) as err:  # the interpreter cannot run it
+                from graphfreeze.errors import InputError, first_line
+
+                raise InputError(f"--calibration-ranges {ranges}: the calibrated model cannot "
+                                 f"run in LiteRT to measure them ({first_line(err)}); use "
+                                 "minmax") from err
         return self.memo[ranges]
 
     def quantized(self, more=(), ranges: str | None = None) -> bytes:
@@ -55,8 +62,15 @@ def ranked_layers(model: Int8Model, samples: list, graph_nodes, ranges: str | No
     `samples` (the debug model is quantized from the calibration already made)."""
     from graphfreeze.formats.tflite import quant_debug
 
-    rows = quant_debug.rows_of_model(model.calibrated(ranges), samples, graph_nodes,
-                                     model.per_tensor, model.nodes, model.ops)
+    try:
+        rows = quant_debug.rows_of_model(model.calibrated(ranges), samples, graph_nodes,
+                                         model.per_tensor, model.nodes, model.ops)
+    except Exception as err:  # noqa: BLE001 -- TensorFlow's debugger raises anything
+        from graphfreeze.errors import InputError, first_line
+
+        raise InputError(f"--quantize-until: TensorFlow's QuantizationDebugger cannot rank this "
+                         f"model's layers ({first_line(err)}); keep layers in float with "
+                         "--keep-float instead") from err
     return [r["tensor"] for r in rows if r["tensor"] not in model.nodes]
 
 

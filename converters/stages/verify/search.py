@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from graphfreeze.errors import VerificationError
+from graphfreeze.errors import InputError, VerificationError
 
 DEBUG_ROWS = 32  # the debugger ranks on the first rows of the data: per-layer means settle
 
@@ -36,7 +36,10 @@ def quantize_until(state, options, ref, first: dict, check) -> tuple:
     for other in artifact.range_choices[1:]:  # e.g. averaged ranges: no layer lost to float
         if rounds:
             rounds -= 1
-            candidate = artifact.requantize((), other)
+            try:
+                candidate = artifact.requantize((), other)
+            except InputError:  # ranges this model cannot have: the layer search still can
+                continue
             if note(other, 0, candidate, check(candidate)):
                 return _chosen(artifact, tried, steps, [], other, 0)
     ranges = min((key for key in tried), key=lambda key: _score(tried[key][1]))[0]

@@ -10,7 +10,7 @@ from graphfreeze.errors import ConfigError, InputError, VerificationError
 from graphfreeze.stages.verify import judge
 from graphfreeze.stages.verify.options import VerifyOptions
 from graphfreeze.stages.verify.reference import Reference, chunked, shared
-from graphfreeze.stages.verify.search import state_goal
+from graphfreeze.stages.verify.search import met_at_once, quantize_until, state_goal
 
 LOCATOR_ROWS = 8  # the divergence locator keeps every tensor: it runs on the first rows only
 
@@ -67,8 +67,6 @@ def run(state, options: VerifyOptions):
     _save_golden(state, options, ref)
     report = verdict(artifact, ref, options)
     if goal is not None:
-        from graphfreeze.stages.verify.search import met_at_once, quantize_until
-
         artifact, report = quantize_until(state, options, ref, report,
                                           lambda a: verdict(a, ref, options)) \
             if not report["passed"] else met_at_once(artifact, report)
