@@ -78,6 +78,13 @@ def test_changed_foreign_and_hostile_files_are_one_line(written, hostile_models,
                                                 "output:leak:0": np.zeros(3, np.float32)})
     result = freeze("verify", hostile, "--golden", tmp_path / "hg")
     assert result.exit_code == 3 and "ReadFile" in result.output, result.output
+    garbage = tmp_path / "g.onnx"  # bytes that are no ONNX model, behind a sidecar that fits them
+    garbage.write_bytes(b"not an onnx model")
+    car = json.loads((written / "model.ckpt-200.onnx.json").read_text())
+    car["sha256"] = hashlib.sha256(garbage.read_bytes()).hexdigest()
+    (tmp_path / "g.onnx.json").write_text(json.dumps(car))
+    result = freeze("verify", garbage, "--golden", written / "golden")
+    assert result.exit_code == 3 and "not an ONNX model onnxruntime runs" in result.output
     other = tmp_path / "other"
     from graphfreeze.convert import Request, execute, prepare
 

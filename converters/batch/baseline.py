@@ -41,9 +41,18 @@ def load(path: str) -> dict:
     return data
 
 
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value) -> list | tuple:
+    return value if isinstance(value, list | tuple) else []
+
+
 def metrics(artifact: dict) -> dict:
-    """The comparable figures of one artifact record of report.json."""
-    car = artifact.get("sidecar") or {}
+    """The comparable figures of one artifact record of report.json (anything of the wrong
+    shape in it is left out, never trusted)."""
+    car = _dict(artifact.get("sidecar"))
     out: dict = {}
     if _number(artifact.get("bytes")):
         out["size"] = artifact["bytes"]
@@ -52,12 +61,12 @@ def metrics(artifact: dict) -> dict:
         out["ops"] = car["node_count"]
     elif ops:
         out["ops"] = sum(v for v in ops.values() if _number(v))
-    verification = car.get("verification") if isinstance(car.get("verification"), dict) else {}
-    per_output = [m for m in (verification.get("metrics") or {}).values() if isinstance(m, dict)]
+    verification = _dict(car.get("verification"))
+    per_output = [m for m in _dict(verification.get("metrics")).values() if isinstance(m, dict)]
     for key, name in (("max_abs_diff", "max_diff"), ("mean_abs_diff", "mean_diff")):
         values = [m[key] for m in per_output if _number(m.get(key))]
         if not values and key == "max_abs_diff":  # older sidecars: {"output": diff}
-            values = [v for v in (verification.get(key) or {}).values() if _number(v)]
+            values = [v for v in _dict(verification.get(key)).values() if _number(v)]
         if values:
             out[name] = max(values)
     accuracy = verification.get("accuracy")
@@ -76,15 +85,16 @@ def _number(value) -> bool:
 def index(report: dict) -> dict:
     """job name -> {"status", "targets", "artifacts": target -> artifact record}."""
     jobs = {}
-    for job in report.get("jobs") or []:
+    for job in _list(report.get("jobs")):
         if not isinstance(job, dict) or not isinstance(job.get("name"), str):
             continue
         made = {}
-        for a in job.get("artifacts") or []:
+        for a in _list(job.get("artifacts")):
             if isinstance(a, dict) and isinstance(a.get("target"), str):
                 made.setdefault(a["target"], a)
-        targets = [t for t in job.get("targets") or [] if isinstance(t, str)]
-        jobs[job["name"]] = {"status": job.get("status"), "artifacts": made,
+        targets = [t for t in _list(job.get("targets")) if isinstance(t, str)]
+        status = job.get("status") if isinstance(job.get("status"), str) else None
+        jobs[job["name"]] = {"status": status, "artifacts": made,
                              "targets": list(dict.fromkeys([*targets, *made]))}
     return jobs
 
@@ -165,11 +175,9 @@ def compare(now: dict, base: dict, path: str) -> dict:
 
 def _op_changes(before: dict, after: dict) -> dict:
     """op type -> change in count, for the types whose count changed."""
-    then = (before.get("sidecar") or {}).get("op_counts") or {}
-    now = (after.get("sidecar") or {}).get("op_counts") or {}
-    if not isinstance(then, dict) or not isinstance(now, dict):
-        return {}
-    return {op: now.get(op, 0) - then.get(op, 0) for op in sorted({*then, *now})
+    then = _dict(_dict(before.get("sidecar")).get("op_counts"))
+    now = _dict(_dict(after.get("sidecar")).get("op_counts"))
+    return {op: int(now.get(op, 0) - then.get(op, 0)) for op in sorted({*then, *now})
             if _number(now.get(op, 0)) and _number(then.get(op, 0))
             and now.get(op, 0) != then.get(op, 0)}
 
@@ -198,7 +206,7 @@ def size(n) -> str:
     return ""  # unreachable
 
 
-def mark(metric: str, entry: dict) -> str:
+def mark(entry: dict) -> str:
     """▲ up or ▼ down, "=" when unchanged."""
     change = entry["change"]
     return "=" if change == 0 else "▲" if change > 0 else "▼"
@@ -222,4 +230,4 @@ def fmt_change(metric: str, entry: dict) -> str:
     else:
         text = (f"{relative:+.1%} " if relative is not None else "") + \
             f"({fmt_value(metric, entry['before'])} -> {fmt_value(metric, entry['after'])})"
-    return f"{mark(metric, entry)} {text}"
+    return f"{mark(entry)} {text}"

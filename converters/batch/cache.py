@@ -19,7 +19,6 @@ from graphfreeze.batch.cache_store import open_store, verified
 
 PACKAGES = ("graphfreeze", "tensorflow", "tf_keras", "keras", "tf2onnx", "onnx", "onnxruntime",
             "tensorflow-model-optimization", "ai-edge-litert")
-_JOBS: dict[str, str] = {}  # key -> the job it was made for (entries name their job)
 
 
 def default_dir() -> str:
@@ -86,9 +85,7 @@ def job_key(job) -> str:
                    for graph_pass in getattr(step.options, "passes", ())},
         "environment": _environment()}
     text = json.dumps(canonical, sort_keys=True, default=str)
-    key = hashlib.sha256(text.encode()).hexdigest()
-    _JOBS[key] = job.name
-    return key
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def keyed_options(options) -> str:
@@ -178,6 +175,6 @@ class Cache:
     def store(self, key: str, outcome: Outcome, job: str | None = None) -> None:
         """Publish the entry whole (see cache_store.py); best effort."""
         try:
-            self._store.store(key, outcome.files, outcome.written, job or _JOBS.get(key))
+            self._store.store(key, outcome.files, outcome.written, job)
         except Exception:  # noqa: BLE001 -- a cache that cannot be written is only slower
             pass

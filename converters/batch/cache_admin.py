@@ -82,11 +82,15 @@ def _local_entries(folder: str) -> list[Entry]:
             size = sum(os.path.getsize(os.path.join(root, n)) for root, _, names in os.walk(entry)
                        for n in names if not os.path.islink(os.path.join(root, n)))
             try:
-                record = json.loads(open(os.path.join(entry, ENTRY), "rb").read())
+                with open(os.path.join(entry, ENTRY), "rb") as f:
+                    described = _described(json.loads(f.read()))
                 used = os.path.getmtime(os.path.join(entry, ENTRY))
-                out.append(Entry(key, record.get("job"), _targets(record), size, used))
-            except (OSError, ValueError, AttributeError):
+            except (OSError, ValueError):
+                described = None
+            if described is None:
                 out.append(Entry(key, None, [], size, os.path.getmtime(entry), complete=False))
+            else:
+                out.append(Entry(key, *described, size, used))
     return out
 
 
@@ -106,23 +110,30 @@ def _gcs_entries(store) -> list[Entry]:
         try:
             record = json.loads(records[key])
             stage = record["stage"]
+            described = _described(record)
         except (TypeError, ValueError, KeyError):
-            record, stage = None, None
+            record, stage, described = None, None, None
         used = max((by_name[n]["updated"] for n in (USED, ENTRY) if n in by_name),
                    default=max(i["updated"] for i in items))
         stray = [i for n, i in by_name.items() if n not in (USED, ENTRY)
                  and n.split("/")[0] != stage]
         size = sum(i["size"] for i in items)
-        if record is None:
+        if described is None:
             out.append(Entry(key, None, [], size, used, False, [i["name"] for i in items]))
             continue
-        out.append(Entry(key, record.get("job"), _targets(record), size, used, True,
+        out.append(Entry(key, *described, size, used, True,
                          [i["name"] for i in stray if i["updated"] < time.time() - STALE_PARTS]))
     return out
 
 
-def _targets(record: dict) -> list[str]:
-    return list(record.get("targets") or [w[0] for w in record["written"]])
+def _described(record) -> tuple[str | None, list[str]] | None:
+    """(job, targets) an entry.json names, or None when it is not one (then incomplete)."""
+    try:
+        targets = record.get("targets") or [w[0] for w in record["written"]]
+        job = record.get("job")
+        return (None if job is None else str(job)), [str(t) for t in targets]
+    except (AttributeError, KeyError, TypeError, IndexError):
+        return None
 
 
 def choose(found: list[Entry], max_size: int | None = None, older_than: float | None = None,

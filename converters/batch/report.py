@@ -26,8 +26,6 @@ from graphfreeze.batch.results import (  # noqa: F401 -- rows, summary_line: thi
     summary_line,
 )
 
-_one_line = one_line
-
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")  # invalid in XML 1.0
 
 
@@ -65,19 +63,9 @@ def report_json(report: Report) -> bytes:
     return (json.dumps(report.as_json(), indent=2, sort_keys=True) + "\n").encode()
 
 
-# -- one row per job and target ------------------------------------------------------------------
-
-
-
-
-
-
-
 def _seconds(job: JobResult) -> float:
-    """A row's share of its job's time."""
+    """A junit row's share of its job's time."""
     return job.seconds / len(rows(job))
-
-
 
 
 # -- junit.xml -----------------------------------------------------------------------------------
@@ -96,10 +84,10 @@ def junit_xml(report: Report) -> bytes:
                               time=f"{_seconds(job):.3f}")
             if failed and job.status == NOT_RUN:  # never started: skipped, not failed
                 skipped += 1
-                ET.SubElement(case, "skipped", message=clean(_one_line(job.error)))
+                ET.SubElement(case, "skipped", message=clean(one_line(job.error)))
             elif failed:
                 failures += 1
-                error = clean(_one_line(job.error))
+                error = clean(one_line(job.error))
                 fail = ET.SubElement(case, "failure", message=error, type=f"exit {job.exit_code}")
                 fail.text = clean(f"{error}\nsource: {job.source}\nattempts: {job.attempts}")
             elif artifact is not None:
@@ -122,17 +110,15 @@ def job_line(result: JobResult) -> str:
     """The plain log line of a finished job: `ok      iris        android,tflite  1.9 s`."""
     tries = f" (after {result.attempts} attempts)" if result.attempts > 1 else ""
     if result.status == OVER_BUDGET:
-        return f"{'OVER-BUDGET'} {result.name:<20}  {_one_line(result.error)}"
+        return f"{'OVER-BUDGET'} {result.name:<20}  {one_line(result.error)}"
     if result.status in UNSUCCESSFUL:
-        text = _one_line(result.error)
+        text = one_line(result.error)
         text = text if text.startswith(("internal error", "not run")) else f"error: {text}"
         removed = (result.details or {}).get("removed_stale")
         stale = f" (removed {len(removed)} stale file(s) of an earlier run)" if removed else ""
         return f"{result.status.upper():<8}{result.name:<20}  {text}{tries}{stale}"
     targets = ",".join(result.targets) or "-"
     return f"{result.status:<8}{result.name:<20}  {targets:<28}  {result.seconds:.1f} s{tries}"
-
-
 
 
 def end_lines(report: Report, limit: int = 10) -> list[str]:

@@ -11,7 +11,7 @@ import posixpath
 import re
 
 from graphfreeze import storage
-from graphfreeze.batch.baseline import fmt_change, fmt_value, size, worse
+from graphfreeze.batch.baseline import fmt_change, size, worse
 from graphfreeze.batch.results import (
     NOT_RUN,
     OK,
@@ -202,7 +202,7 @@ def _jobs(report: Report, folder: str) -> str:
             delta = '<span class="same">within noise</span>'
         elif not change and {job.name, f"{job.name}/{target}"} & new:
             delta = "new"
-        seconds = "" if i in timed else "-" if job.status == NOT_RUN else _time(job)
+        seconds = "" if i in timed else "-" if job.status == NOT_RUN else duration(job.seconds)
         timed.add(i)
         cells = [f'<td class="st">{e(status)}</td>', f"<td>{e(job.name)}</td>",
                  f"<td>{e(target)}</td>", f"<td>{link}</td>", f'<td class="src">{e(job.source)}</td>',
@@ -224,8 +224,4 @@ def _jobs(report: Report, folder: str) -> str:
             "shown on the job's first row.</p>\n")
 
 
-def _time(job: JobResult) -> str:
-    return duration(job.seconds)
-
-
-__all__ = ["report_html", "href", "fmt_value"]
+__all__ = ["report_html", "href"]

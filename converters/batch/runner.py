@@ -109,7 +109,7 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
             return
         finished = _committed(job, result.files, OK, result.seconds, attempts)
         if finished.status == OK and store:
-            store.store(keys[name], result.files)
+            store.store(keys[name], result.files, job=name)
         finish(finished)
 
     interrupted, tasks, cwd, dispatched = False, [], os.getcwd(), time.monotonic()

@@ -58,14 +58,6 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def percentile(ordered: list[float], p: float) -> float:
-    """The p-th percentile (0-100) of sorted values, linearly interpolated (numpy's default)."""
-    k = (len(ordered) - 1) * p / 100
-    low = int(k)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (k - low) * (ordered[high] - ordered[low])
-
-
 def measure(call, runs: int, warmup: int) -> dict:
     """Warm `call` up, then time `runs` calls: median and p90 in milliseconds."""
     import time
@@ -78,9 +70,10 @@ def measure(call, runs: int, warmup: int) -> dict:
         start = clock()
         call()
         times.append((clock() - start) * 1e3)
-    times.sort()
-    return {"median_ms": round(percentile(times, 50), 4), "p90_ms": round(percentile(times, 90), 4),
-            "runs": runs, "warmup": warmup}
+    import numpy as np
+
+    median, p90 = (float(x) for x in np.percentile(times, [50, 90]))
+    return {"median_ms": round(median, 4), "p90_ms": round(p90, 4), "runs": runs, "warmup": warmup}
 
 
 def latency(artifact, options: BenchmarkOptions) -> dict:

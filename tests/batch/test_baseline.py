@@ -257,3 +257,20 @@ def test_cached_run_with_baseline_is_fast_without_tensorflow(converted, edited_b
     assert done.stderr.splitlines()[-1] == "heavy modules: ", done.stderr
     assert seconds < 5
     shutil.rmtree(ws / "baselines" / "unused", ignore_errors=True)
+
+
+@pytest.mark.parametrize("job", [
+    {"name": "iris", "targets": 5}, {"name": "iris", "artifacts": 5}, {"name": "iris", "status": [1]},
+    {"name": "iris", "artifacts": [{"target": "android", "sidecar": [1]}]},
+    {"name": "iris", "artifacts": [{"target": "android", "sidecar": {
+        "verification": {"metrics": [1]}, "op_counts": {"Relu": 2.0}}}]},
+])
+def test_a_baseline_of_the_wrong_shape_inside_is_compared_as_far_as_it_goes(job):
+    """Fields of the wrong type are left out, never trusted: no internal error after the run."""
+    now = {"schema_version": 1, "jobs": [{"name": "iris", "status": "ok", "targets": ["android"],
+                                          "artifacts": [{"target": "android", "bytes": 10,
+                                                         "sidecar": {"op_counts": {"Relu": 3}}}]}]}
+    section = baselib.compare(now, {"schema_version": 1, "jobs": [job]}, "base.json")
+    assert section["compared"] in (0, 1) and "iris" not in section["new"]
+    for change in section["changes"]:
+        assert all(isinstance(n, int) for n in change.get("op_types", {}).values())

@@ -125,3 +125,13 @@ def test_unwritable_local_cache_is_one_line_before_any_conversion(samples, tmp_p
     assert done.stderr == ("error: --cache blocked/cache: blocked is a file, not a folder; "
                            "choose another --cache, or --no-cache\n")
     assert not (tmp_path / "dist").exists()
+
+
+@pytest.mark.parametrize("record", ["{}", '{"job": 5, "written": [["android"]]}', "[1]", "not json"])
+def test_ls_shows_an_entry_json_that_is_not_one_as_incomplete(tmp_path, freeze, record):
+    now = time.time()
+    _filled(tmp_path / "cache", now)
+    (tmp_path / "cache" / "a1" / ("a1" * 32) / "entry.json").write_text(record)
+    result = freeze("cache", "ls", tmp_path / "cache")
+    assert result.exit_code == 0, result.output
+    assert "3 entries" in result.output or "2 entries, 7.9 KB (1 incomplete)" in result.output

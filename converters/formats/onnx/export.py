@@ -239,7 +239,7 @@ _QDQ_NOTE = ("{} as QuantizeLinear/DequantizeLinear, verified as ONNX defines th
              "onnxruntime's default int8 kernels may differ by a quantization step")
 
 
-def _has_qdq(model) -> bool:
+def has_qdq(model) -> bool:
     return any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node)
 
 
@@ -255,9 +255,9 @@ def run(state, options: OnnxOptions):
         raise InputError(f"{state.model.graph_file}: tf2onnx has no ONNX mapping at opset {opset} "
                          f"for op(s) {', '.join(missing)}; try a newer --opset, or another target")
     int8_weights = quantize_folded_weights(model, fake_quant_ranges(state.graph_def))
-    qat = _has_qdq(model)
+    qat = has_qdq(model)
     model, quantize_facts, warnings = apply(state, options, model, inputs, qat)
-    quantized = _has_qdq(model)
+    quantized = has_qdq(model)
     weight_bytes = sum(len(t.raw_data) for t in model.graph.initializer)
     external = weight_bytes > options.external_data_bytes or model.ByteSize() > PROTOBUF_LIMIT
     path = state.output_path

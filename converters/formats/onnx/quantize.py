@@ -184,14 +184,24 @@ def apply(state, options, model, inputs, qat: bool):
     (fake quantization), whose learned ranges int8 keeps."""
     if options.quantize == "fp16":
         return to_fp16(model), {"quantize": "fp16"}, []
-    nodes = uncovered(model) if options.quantize == "int8" else []
-    if options.quantize != "int8" or (qat and not nodes):
+    if options.quantize != "int8":
         return model, {"quantize": options.quantize}, []
+    nodes = uncovered(model)
+    if qat and not nodes:
+        return model, {"quantize": "int8"}, []
     if not inputs:  # onnxruntime's calibrator needs feeds
         return model, {"quantize": "none"}, [
             f"{state.target}: the graph has no inputs (its outputs are constants), so there is "
             "nothing to calibrate; written as float"]
-    model = to_int8(model, inputs, options.samples(inputs), nodes if qat else None)
+    try:
+        model = to_int8(model, inputs, options.samples(inputs), nodes if qat else None)
+    except Exception as err:  # noqa: BLE001 -- onnxruntime's quantizer raises anything
+        from graphfreeze.errors import GraphFreezeError, InputError, first_line
+
+        if isinstance(err, GraphFreezeError):
+            raise
+        raise InputError(f"{state.model.graph_file}: onnxruntime's quantizer fails on the model "
+                         f"({first_line(err)}); use the onnx or onnx-fp16 target") from err
     facts = {"quantize": "int8", "calibration": options.calibration_data() or "synthetic",
              **({"calibrated_nodes": nodes} if qat else {})}
     if options.calibration_data() is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.formats.tflite import int8
 from graphfreeze.formats.tflite.gaps import (
     captured_native_stderr,
     converter_error_ops,
@@ -187,8 +188,6 @@ def run(state, options: TFLiteOptions):
     data = convert(state, options, inputs, samples)
     model = None
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
-        from graphfreeze.formats.tflite import int8
-
         model = int8.build(data, options, state.model.graph_file, samples)
         data = model.quantized()
     rest = float_ops(data) if qat and options.quantize == "int8" else []
@@ -227,8 +226,6 @@ def run(state, options: TFLiteOptions):
         probe=tflite_probe(local, {ref.node: info.name for ref, info in zip(state.inputs, inputs,
                                                                            strict=True)}))
     if model is not None:
-        from graphfreeze.formats.tflite import int8
-
         artifact = int8.attach(artifact, model, local, {n.name for n in state.graph_def.node})
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
                                if warnings else state.notes)
@@ -260,7 +257,7 @@ def layer_report(state, options: TFLiteOptions, inputs, samples, model=None):
         else:
             conv = converter(state.graph_def, state,
                              dataclasses.replace(options, quantize="int8"), inputs, samples)
-            rows = quant_debug.layer_table(conv, samples, False, nodes)
+            rows = quant_debug.layer_table(conv, samples, nodes)
     except Exception as err:  # noqa: BLE001 -- a report, not the artifact: warn and go on
         from graphfreeze.formats.tflite.runtime import is_flex_error
 

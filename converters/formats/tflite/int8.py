@@ -82,7 +82,8 @@ def attach(artifact, model: Int8Model, local: str, graph_nodes):
         data = model.quantized(keep, ranges)
         with open(local, "wb") as f:
             f.write(data)
-        facts = {**artifact.facts, "keep_float": [*model.nodes, *keep, *model.ops],
+        facts = {**artifact.facts, "keep_float": list(dict.fromkeys([*model.nodes, *keep,
+                                                                     *model.ops])),
                  "calibration_ranges": ranges or model.ranges}
         return dataclasses.replace(artifact, size=len(data),
                                    sha256=hashlib.sha256(data).hexdigest(), facts=facts)

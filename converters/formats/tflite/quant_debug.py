@@ -33,7 +33,7 @@ MEASURES = {
 }
 
 
-def layer_table(conv, samples: list, fully_quantize: bool, nodes=frozenset(), top: int = TOP,
+def layer_table(conv, samples: list, nodes=frozenset(), top: int = TOP,
                 debug_samples: int = DEBUG_SAMPLES) -> list[dict]:
     """Run TensorFlow's QuantizationDebugger on `conv` (a converter with Optimize.DEFAULT,
     calibrated on all of `samples`) over the first `debug_samples` of them; the per-layer rows,
@@ -45,9 +45,7 @@ def layer_table(conv, samples: list, fully_quantize: bool, nodes=frozenset(), to
 
     with native_stderr_off():
         debugger = tf.lite.experimental.QuantizationDebugger(
-            converter=conv, debug_dataset=lambda: iter(samples[:debug_samples]),
-            debug_options=tf.lite.experimental.QuantizationDebugOptions(
-                fully_quantize=fully_quantize))
+            converter=conv, debug_dataset=lambda: iter(samples[:debug_samples]))
         debugger.run()
     return _table(debugger, nodes, top)
 

@@ -54,11 +54,11 @@ def file_runner(path: str, inputs, outputs):
     outputs a sidecar lists (`freeze verify`)."""
     from types import SimpleNamespace
 
+    from graphfreeze.graph.graphdefs import split_tensor
     from graphfreeze.names import TensorRef
 
     def refs(infos):
-        return tuple(TensorRef(i.name.rpartition(":")[0], int(i.name.rpartition(":")[2]))
-                     for i in infos)
+        return tuple(TensorRef(*split_tensor(i.name)) for i in infos)
 
     state = SimpleNamespace(inputs=refs(inputs), outputs=refs(outputs), output_path=path)
     return interpreter_runner(path, inputs, state)
