@@ -27,10 +27,10 @@ BUILDERS = {"samples": ["build_samples.py"], "other": ["other_sources.py"],
 FLAGGED = {"other": {"lambda.h5"}}  # besides every hostile model
 PHASES = """import json, sys, time
 t = time.perf_counter()
-from graphfreeze.quiet import import_tensorflow_quietly
+from graphfreeze.process.quiet import import_tensorflow_quietly
 import_tensorflow_quietly()
 t1 = time.perf_counter()
-from graphfreeze.scan import scan
+from graphfreeze.inspect.scan import scan
 results = scan(sys.argv[1:])
 print(json.dumps({"tf_import": t1 - t, "scan": time.perf_counter() - t1, "files": len(results)}))
 """

@@ -125,7 +125,7 @@ def _step_summary(written: dict) -> None:
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if not target or "md" not in written:
         return
-    from graphfreeze import storage
+    from graphfreeze.io import storage
 
     try:
         with open(target, "ab") as f:

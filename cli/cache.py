@@ -90,8 +90,8 @@ def prune_command(cache, max_size, older_than, dry_run, debug):
 
 
 def _folder(cache: str | None) -> str:
-    from graphfreeze import paths
     from graphfreeze.batch.cache import default_dir
+    from graphfreeze.io import paths
 
     return paths.expand(cache) if cache else default_dir()
 

@@ -87,7 +87,7 @@ def main() -> None:
 
 def _source_options(values: dict, extra) -> dict:
     """The source options given on the command line (each source takes those it knows)."""
-    from graphfreeze import tomlread as tomllib
+    from graphfreeze.io import tomlread as tomllib
 
     given = flags.given("source", values)
     for item in extra:
@@ -165,7 +165,7 @@ def convert_command(path, kind, source_option, unsafe, outputs, inputs, targets,
 
 def _convert(request, debug: bool):
     from graphfreeze.convert import execute, prepare
-    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.process.quiet import native_stderr_off
     from graphfreeze_cli import show
     from graphfreeze_cli.running import committing
 
@@ -204,7 +204,7 @@ def inspect_command(path, as_json, kind, source_option, unsafe, debug, **values)
     def describe():
         import json
 
-        from graphfreeze.inspect import inspect
+        from graphfreeze.inspect.report import inspect
         from graphfreeze_cli import show
 
         options = _source_options(values, source_option)

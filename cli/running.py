@@ -107,7 +107,7 @@ def _run(action, debug: bool) -> None:
 
 
 def _in_private_tmp(action) -> None:
-    from graphfreeze.temporaries import private_tempdir
+    from graphfreeze.io.temporaries import private_tempdir
 
     with private_tempdir():
         action()
@@ -143,6 +143,6 @@ def stdout_gone() -> None:
 
 def quiet_tensorflow(debug: bool) -> None:
     if not debug:
-        from graphfreeze.quiet import import_tensorflow_quietly
+        from graphfreeze.process.quiet import import_tensorflow_quietly
 
         import_tensorflow_quietly()

@@ -1,5 +1,5 @@
 """`freeze scan`: check model files for what an untrusted model may do, without converting them.
-Thin: paths to graphfreeze.scan.scan, one line per file or finding, the exit code."""
+Thin: paths to graphfreeze.inspect.scan.scan, one line per file or finding, the exit code."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def scan_command(paths, as_json, debug):
     def action():
         import json
 
-        from graphfreeze.scan import scan
+        from graphfreeze.inspect.scan import scan
 
         results = scan(paths, on_load=lambda: quiet_tensorflow(debug))
         if as_json:

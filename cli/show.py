@@ -50,7 +50,7 @@ def written(results) -> None:
         verification_table(results))
     for line in accuracy_lines(results):
         out.print(line)
-    from graphfreeze.diverge import lines
+    from graphfreeze.stages.verify.diverge import lines
 
     for w in results:
         divergence = (w.sidecar.verification or {}).get("divergence")

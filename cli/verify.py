@@ -30,9 +30,9 @@ def verify_command(artifact, golden, as_json, debug, **values):
     def check():
         import json
 
-        from graphfreeze import storage
+        from graphfreeze.io import storage
         from graphfreeze.registry import Registry
-        from graphfreeze.verify_file import verify_file
+        from graphfreeze.stages.verify.verify_file import verify_file
         from graphfreeze_cli import show
 
         quiet_tensorflow(debug)

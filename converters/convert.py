@@ -13,10 +13,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from graphfreeze import memory, names, plan, storage
+from graphfreeze import names, plan
 from graphfreeze.errors import InputError, OutputError
+from graphfreeze.io import storage
 from graphfreeze.options import paths_of
 from graphfreeze.plugins import Source
+from graphfreeze.process import memory
 from graphfreeze.registry import Registry
 from graphfreeze.sidecar import Sidecar
 from graphfreeze.state import State
@@ -47,7 +49,7 @@ class Request:
 
 def _expanded(request: Request, registry: Registry) -> Request:
     """`request` with its path options (declared `path=True`) expanded."""
-    from graphfreeze.paths import expand_paths
+    from graphfreeze.io.paths import expand_paths
 
     keys = paths_of(registry.option_classes("stage")) | paths_of(registry.option_classes("source"))
     return dataclasses.replace(

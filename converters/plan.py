@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graphfreeze import memory
 from graphfreeze.errors import ConfigError
 from graphfreeze.options import flag_of, option_names, parse_options
 from graphfreeze.plugins import Stage, Target
+from graphfreeze.process import memory
 from graphfreeze.registry import Registry
 
 FIRST_KIND = "model"

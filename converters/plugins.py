@@ -103,7 +103,7 @@ class Source:
     def files(self, path: str, options) -> list[str]:
         """Every file a load of `path` reads (what a batch cache key hashes): by default the
         file, or every file under the directory."""
-        from graphfreeze import storage
+        from graphfreeze.io import storage
 
         return [full for full, _ in storage.tree_files(path.rstrip("/") or path)]
 

@@ -16,8 +16,8 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
-from graphfreeze import tomlread as tomllib
 from graphfreeze.errors import ConfigError
+from graphfreeze.io import tomlread as tomllib
 from graphfreeze.plugins import BUILTIN, Format, GraphPass, Source, Stage, StageUse, Target
 
 SCHEMA_VERSION = 1

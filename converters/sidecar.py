@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graphfreeze import __version__, storage
+from graphfreeze import __version__
+from graphfreeze.io import storage
 
 SCHEMA_VERSION = 1
 

@@ -10,8 +10,8 @@ from graphfreeze.names import TensorRef
 from graphfreeze.tensors import TensorInfo
 
 if TYPE_CHECKING:
+    from graphfreeze.io.storage import Transaction
     from graphfreeze.sources.base import LoadedModel
-    from graphfreeze.storage import Transaction
     from tensorflow.core.framework.graph_pb2 import GraphDef
 
 

@@ -24,7 +24,7 @@ import json
 import zipfile
 from dataclasses import dataclass
 
-from graphfreeze import storage
+from graphfreeze.io import storage
 from graphfreeze.errors import InputError
 from graphfreeze.plugins import Format, OpGaps, Source, Stage
 from graphfreeze.sources.frozen import FrozenModel
@@ -76,7 +76,7 @@ class AcmeZipSource(Source):
                          manifest["outputs"])
 
     def describe(self, path, options, unsafe):
-        from graphfreeze.describe import graph_tensors, total_size
+        from graphfreeze.sources.describe import graph_tensors, total_size
         from graphfreeze.graph.graphdefs import op_counts
         from graphfreeze.names import TensorRef
 

@@ -136,7 +136,7 @@ def test_nothing_is_loaded_or_run(hostile_models, freeze, monkeypatch):
 
 
 def test_a_plugin_kind_is_not_vouched_for():
-    from graphfreeze.scan import check_model
+    from graphfreeze.inspect.scan import check_model
 
     (finding,) = check_model("m.onnx", "onnx_model")
     assert "no scan for 'onnx_model' models" in finding.message

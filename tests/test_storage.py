@@ -2,8 +2,8 @@ import os
 import threading
 
 import pytest
-from graphfreeze import storage
 from graphfreeze.errors import InputError, OutputError
+from graphfreeze.io import storage
 
 
 def write(files: dict[str, bytes], force: bool) -> None:

@@ -4,7 +4,7 @@ import os
 import subprocess
 import time
 
-from graphfreeze import temporaries
+from graphfreeze.io import temporaries
 
 
 def test_temporaries_are_marked_and_owned():

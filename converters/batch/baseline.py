@@ -3,7 +3,7 @@ target: size, node count (and op types), max/mean |diff|, top-1 accuracy (labell
 --verify-data) and latency (--benchmark) when the sidecars have them; new and removed models
 and targets. What changed beyond noise is marked `significant` (NOISE) and shown first.
 
-Read with graphfreeze.storage; no TensorFlow. A baseline of another schema version, manifest,
+Read with graphfreeze.io.storage; no TensorFlow. A baseline of another schema version, manifest,
 shard or TensorFlow is compared as far as it goes, with a note saying what differs.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 
-from graphfreeze import storage
 from graphfreeze.errors import ConfigError, GraphFreezeError
+from graphfreeze.io import storage
 
 METRICS = ("size", "ops", "top1", "latency", "max_diff", "mean_diff")
 LOWER_IS_BETTER = {"size", "ops", "latency", "max_diff", "mean_diff"}  # top1: higher is better

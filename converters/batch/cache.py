@@ -14,8 +14,8 @@ import os
 import sys
 from importlib import metadata
 
-from graphfreeze import storage
 from graphfreeze.batch.cache_store import open_store, verified
+from graphfreeze.io import storage
 
 PACKAGES = ("graphfreeze", "tensorflow", "tf_keras", "keras", "tf2onnx", "onnx", "onnxruntime",
             "tensorflow-model-optimization", "ai-edge-litert")

@@ -19,8 +19,8 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from graphfreeze import storage
 from graphfreeze.errors import GraphFreezeError, OutputError
+from graphfreeze.io import storage
 
 ENTRY, USED = "entry.json", "used"
 _BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphfreeze-cache")
@@ -124,7 +124,7 @@ class GcsStore:
     def check_writable(self) -> None:
         """A probe object written and removed: a missing bucket, no credentials or no permission
         is one line before any job runs."""
-        from graphfreeze.temporaries import temp_name
+        from graphfreeze.io.temporaries import temp_name
 
         probe = self.name(temp_name("writable"))
         try:

@@ -7,10 +7,10 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from graphfreeze import storage
 from graphfreeze.batch.manifest import JobSpec
 from graphfreeze.convert import Prepared, Request, prepare
 from graphfreeze.errors import ConfigError, GraphFreezeError
+from graphfreeze.io import storage
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,12 @@ import os
 import re
 from dataclasses import dataclass
 
-from graphfreeze import storage
-from graphfreeze import tomlread as tomllib
 from graphfreeze.errors import ConfigError, GraphFreezeError
+from graphfreeze.io import storage
+from graphfreeze.io import tomlread as tomllib
+from graphfreeze.io.paths import gfile
 from graphfreeze.names import parse_names
 from graphfreeze.options import option_names, parse_options
-from graphfreeze.paths import gfile
 
 SCHEMA_VERSION = 1
 

@@ -9,7 +9,6 @@ import os
 import re
 import xml.etree.ElementTree as ET
 
-from graphfreeze import storage
 from graphfreeze.batch import report_html as page
 from graphfreeze.batch import report_md as md
 from graphfreeze.batch.results import (  # noqa: F401 -- rows, summary_line: this module's API
@@ -25,6 +24,7 @@ from graphfreeze.batch.results import (  # noqa: F401 -- rows, summary_line: thi
     rows,
     summary_line,
 )
+from graphfreeze.io import storage
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")  # invalid in XML 1.0
 

@@ -10,7 +10,6 @@ import os
 import posixpath
 import re
 
-from graphfreeze import storage
 from graphfreeze.batch.baseline import fmt_change, size, worse
 from graphfreeze.batch.results import (
     NOT_RUN,
@@ -25,6 +24,7 @@ from graphfreeze.batch.results import (
     rows,
     summary_line,
 )
+from graphfreeze.io import storage
 
 e = html.escape
 

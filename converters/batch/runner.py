@@ -13,7 +13,6 @@ import os
 import time
 from collections.abc import Callable
 
-from graphfreeze import storage
 from graphfreeze.batch import baseline as baselib
 from graphfreeze.batch import budgets
 from graphfreeze.batch import jobs as joblib
@@ -34,6 +33,7 @@ from graphfreeze.batch.results import (
 )
 from graphfreeze.batch.worker import commit, shippable
 from graphfreeze.errors import ConfigError, GraphFreezeError
+from graphfreeze.io import storage
 
 
 def run(manifest: str | None = None, paths: list[str] | None = None, options: dict | None = None,
@@ -68,7 +68,7 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
     base_jobs = baselib.index(base) if base else {}
     chosen = joblib.parse_shard(shard) if shard else None
     mine = [s for s in specs if chosen is None or joblib.in_shard(s.name, chosen)]
-    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.process.quiet import native_stderr_off
 
     with native_stderr_off():  # an option check may import TensorFlow (--opset: tf2onnx's range)
         prepared = joblib.prepare_jobs(mine, registry)
@@ -187,7 +187,7 @@ def remove_stale(job) -> list[str]:
     with its sidecar. Returns what was removed."""
     import json
 
-    from graphfreeze.temporaries import remove
+    from graphfreeze.io.temporaries import remove
 
     folder = job.folder
     if not storage.isdir(folder):

@@ -9,9 +9,9 @@ import shutil
 import tempfile
 import time
 
-from graphfreeze import storage
 from graphfreeze.batch.cache import Outcome
 from graphfreeze.batch.results import FAILED, OK, ArtifactRecord, JobOutcome
+from graphfreeze.io import storage
 
 
 def convert_job(prepared, cwd: str) -> JobOutcome:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import io
 import json
 
-from graphfreeze import __version__, storage
+from graphfreeze import __version__
 from graphfreeze.errors import InputError
+from graphfreeze.io import storage
 
 ARRAYS, RECORD = "golden.npz", "golden.json"
 

@@ -4,8 +4,8 @@ so `0_cat, 1_dog` are classes 0 and 1), images directly in the folder have no la
 
 from __future__ import annotations
 
-from graphfreeze import storage
 from graphfreeze.errors import ConfigError, InputError, first_line
+from graphfreeze.io import storage
 
 CHANNELS = (1, 3, 4)
 

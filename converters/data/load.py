@@ -9,8 +9,8 @@ import io
 import os
 from dataclasses import dataclass
 
-from graphfreeze import storage
 from graphfreeze.errors import InputError
+from graphfreeze.io import storage
 
 ARRAYS = (".npz", ".npy")
 IMAGES = (".png", ".jpg", ".jpeg", ".bmp", ".gif")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
 from graphfreeze.graph.ops import VARIABLE_OPS
+from graphfreeze.io import storage
 from graphfreeze.options import option
 from graphfreeze.plugins import Source
 from graphfreeze.sources.base import VariableSpec
@@ -114,7 +114,7 @@ def unreadable_index(prefix: str, err: BaseException) -> InputError:
 
 def read_index(prefix: str) -> list[dict]:
     """describe.checkpoint_variables, a broken index an InputError."""
-    from graphfreeze.describe import checkpoint_variables
+    from graphfreeze.sources.describe import checkpoint_variables
 
     try:
         return checkpoint_variables(reader_path(prefix))
@@ -283,8 +283,8 @@ class CheckpointSource(Source):
                 *([state] if storage.isdir(path.rstrip("/")) and storage.exists(state) else [])]
 
     def describe(self, path: str, options: CheckpointOptions, unsafe: bool) -> dict:
-        from graphfreeze.describe import likely_io, total_size
         from graphfreeze.graph.graphdefs import op_counts
+        from graphfreeze.sources.describe import likely_io, total_size
 
         files = locate(path, options.meta, options.step)
         graph_def = read_meta_graph(files.meta).graph_def

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from graphfreeze import storage
 from graphfreeze.errors import InputError
 from graphfreeze.graph.checks.validate import check_graph_def
+from graphfreeze.io import storage
 
 CKPT_FILE = re.compile(r"\.(meta|index|data-\d{5}-of-\d{5})$")
 V1_SHARDS = "-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]"

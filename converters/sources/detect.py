@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from graphfreeze import storage
 from graphfreeze.errors import ConfigError, InputError
+from graphfreeze.io import storage
 from graphfreeze.options import option_names, parse_options
 from graphfreeze.plugins import Source
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.checks.validate import check_graph_def
+from graphfreeze.io import storage
 from graphfreeze.plugins import Source
 
 
@@ -104,8 +104,8 @@ class FrozenGraphSource(Source):
         return FrozenModel(path, path, read_graph_def(path))
 
     def describe(self, path: str, options, unsafe: bool) -> dict:
-        from graphfreeze.describe import likely_io, total_size
         from graphfreeze.graph.graphdefs import op_counts
+        from graphfreeze.sources.describe import likely_io, total_size
 
         graph_def = read_graph_def(path)
         return {"size_bytes": total_size([path]), "variables": [], "signatures": [],

@@ -19,8 +19,8 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 
-from graphfreeze import storage
 from graphfreeze.errors import ConfigError, InputError, first_line
+from graphfreeze.io import storage
 from graphfreeze.options import option
 from graphfreeze.plugins import Source
 from graphfreeze.sources.keras_config import check_keras_config, keras_writer, read_keras_config
@@ -255,8 +255,8 @@ class KerasSource(Source):
 
     def describe(self, path: str, options: KerasOptions, unsafe: bool) -> dict:
         """From the loaded model and its traced (not frozen) inference graph."""
-        from graphfreeze.describe import total_size
         from graphfreeze.graph.graphdefs import op_counts
+        from graphfreeze.sources.describe import total_size
 
         model, notes = open_model(path, options.custom_objects, unsafe)
         fn, input_names, output_names = trace(model, path)

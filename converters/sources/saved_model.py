@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.checks.validate import check_graph_def
+from graphfreeze.io import storage
 from graphfreeze.options import option
 from graphfreeze.plugins import Source
 
@@ -166,9 +166,9 @@ class SavedModelSource(Source):
         return super().files(saved_model_dir(path), options)
 
     def describe(self, path: str, options: SavedModelOptions, unsafe: bool) -> dict:
-        from graphfreeze.describe import total_size
         from graphfreeze.graph.graphdefs import op_counts
         from graphfreeze.sources.checkpoint import read_index
+        from graphfreeze.sources.describe import total_size
 
         path = saved_model_dir(path)
         proto = read_saved_model_proto(path)

@@ -118,7 +118,7 @@ def test_terminal_lines():
 
 def test_remote_folder():
     """A gs:// folder goes through tf.io.gfile like every other output; ram:// stands in here."""
-    from graphfreeze.paths import gfile
+    from graphfreeze.io.paths import gfile
 
     paths = rep.write_reports(REPORT, "ram://batch-report/out")
     assert paths["junit"] == "ram://batch-report/out/junit.xml"

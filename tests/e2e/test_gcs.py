@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from graphfreeze import temporaries
+from graphfreeze.io import temporaries
 
 from tests.gcs_emulator import GcsEmulator
 

@@ -29,7 +29,7 @@ def whole(out: Path, name: str) -> None:
     car = json.loads((out / f"{name}.json").read_text())
     path = out / name
     if path.is_dir():
-        from graphfreeze import storage
+        from graphfreeze.io import storage
 
         assert storage.tree_digest(str(path)) == (car["sha256"], car["bytes"])
     else:

@@ -37,7 +37,7 @@ def test_a_format_whose_modules_are_missing_is_refused_at_plan_time(tmp_path):
 
 
 def test_inspect_skips_the_format_and_says_so(samples):
-    from graphfreeze.inspect import inspect
+    from graphfreeze.inspect.report import inspect
 
     report = inspect(str(samples / "iris" / "model.ckpt-200"), registry=ghost_registry())
     assert report["targets"]["ghost"]["summary"] == (

@@ -42,7 +42,7 @@ def _worker_main(conn, recycle_after: int, folder: str) -> None:
     os.environ["TMPDIR"] = tempfile.tempdir = folder
     import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
     from graphfreeze.batch.worker import convert_job
-    from graphfreeze.quiet import import_tensorflow_quietly
+    from graphfreeze.process.quiet import import_tensorflow_quietly
 
     import_tensorflow_quietly()
     conn.send("ready")  # a job's --timeout counts from here, not from the worker's start-up
@@ -84,7 +84,7 @@ class LocalExecutor:
 
     def run(self, tasks: list[tuple], on_done: Callable[[object, JobOutcome, int], None]) -> None:
         """Run each (key, args) task as convert_job(*args); on_done(key, result, attempts)."""
-        from graphfreeze.temporaries import private_dir
+        from graphfreeze.io.temporaries import private_dir
 
         context = multiprocessing.get_context("spawn")
         pending = deque((key, args, 1) for key, args in tasks)
@@ -133,7 +133,7 @@ class LocalExecutor:
                         failed = True
                         on_done(key, JobOutcome.timed_out(self.timeout, self.timeout), attempt)
         finally:
-            from graphfreeze.temporaries import remove, signals_deferred
+            from graphfreeze.io.temporaries import remove, signals_deferred
 
             with signals_deferred():  # a second Ctrl-C must not leave workers or their files
                 for worker in list(workers):
@@ -181,6 +181,6 @@ class LocalExecutor:
             worker.process.kill()
             worker.process.join()
         worker.conn.close()
-        from graphfreeze.temporaries import remove
+        from graphfreeze.io.temporaries import remove
 
         remove(worker.folder)  # what it left if it was killed or died

@@ -106,8 +106,8 @@ def _quiet_convert_job(prepared, cwd: str) -> dict:
     """convert_job in a Ray worker, TensorFlow's environment and logs as in a local worker."""
     import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
     from graphfreeze.batch.worker import convert_job
-    from graphfreeze.quiet import import_tensorflow_quietly
-    from graphfreeze.temporaries import private_tempdir
+    from graphfreeze.io.temporaries import private_tempdir
+    from graphfreeze.process.quiet import import_tensorflow_quietly
 
     with private_tempdir("graphfreeze-task"):  # a task cancelled on --timeout kills its worker:
         import_tensorflow_quietly()             # the next task there sweeps what it left

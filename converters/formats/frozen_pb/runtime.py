@@ -10,13 +10,13 @@ def graph_runner(path: str, inputs, outputs):
 
     def run(feeds: dict) -> list:
         from google.protobuf import message
-        from graphfreeze import storage
         from graphfreeze.errors import InputError, first_line
         from graphfreeze.graph.checks.safety import check_graph
         from graphfreeze.graph.checks.validate import check_graph_def
         from graphfreeze.graph.checks.validate_values import check_import
         from graphfreeze.graph.graphdefs import split_tensor
         from graphfreeze.graph.skeleton import run_frozen
+        from graphfreeze.io import storage
         from tensorflow.core.framework import graph_pb2
 
         graph_def = graph_pb2.GraphDef()

@@ -15,7 +15,6 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from graphfreeze import storage
 from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.onnx.fakequant import (
@@ -29,6 +28,7 @@ from graphfreeze.formats.onnx.probe import onnx_probe
 from graphfreeze.formats.onnx.quantize import QUANTIZE
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
+from graphfreeze.io import storage
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Stage
 from graphfreeze.state import Artifact

@@ -102,7 +102,7 @@ def _advice_off():
     import logging
 
     import onnxruntime as ort
-    from graphfreeze.quiet import logs_off
+    from graphfreeze.process.quiet import logs_off
 
     root, level = logging.getLogger(), logging.getLogger().level
     if not logs_off():

@@ -7,12 +7,12 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 
-from graphfreeze import storage
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.openvino.gaps import convert, unconverted_ops
 from graphfreeze.formats.openvino.latency import openvino_latency
 from graphfreeze.formats.openvino.probe import openvino_probe
 from graphfreeze.formats.openvino.runtime import compiled_runner
+from graphfreeze.io import storage
 from graphfreeze.options import option
 from graphfreeze.plugins import Stage
 from graphfreeze.state import Artifact

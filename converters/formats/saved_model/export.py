@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from graphfreeze import storage
 from graphfreeze.formats.frozen_pb.probe import frozen_probe
 from graphfreeze.formats.saved_model.latency import saved_model_latency
 from graphfreeze.graph.serialize import check_public_ops
 from graphfreeze.graph.skeleton import is_big_const
+from graphfreeze.io import storage
 from graphfreeze.options import option
 from graphfreeze.plugins import Stage
 from graphfreeze.state import Artifact

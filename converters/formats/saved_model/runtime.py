@@ -11,12 +11,12 @@ def saved_model_runner(path: str, inputs, outputs):
 
     def run(feeds: dict) -> list:
         from google.protobuf import message, text_format
-        from graphfreeze import storage
         from graphfreeze.errors import InputError, first_line
         from graphfreeze.formats.saved_model.export import load_runner, signature_key
         from graphfreeze.graph.checks.saved_model_safety import check_saved_model
         from graphfreeze.graph.checks.validate import check_graph_def
         from graphfreeze.graph.graphdefs import split_tensor
+        from graphfreeze.io import storage
         from graphfreeze.names import TensorRef
         from tensorflow.core.protobuf import saved_model_pb2
 

@@ -52,7 +52,7 @@ def convert_each_op(graph_def, ops: list[str]) -> dict:
     from graphfreeze.graph.graphdefs import nodes_by_name
     from graphfreeze.graph.session import import_graph
     from graphfreeze.graph.skeleton import skeleton
-    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.process.quiet import native_stderr_off
 
     by_name = nodes_by_name(graph_def)
     chosen = {}
@@ -142,7 +142,7 @@ def captured_native_stderr():
     import tempfile
     import warnings
 
-    from graphfreeze.quiet import logs_off
+    from graphfreeze.process.quiet import logs_off
 
     text: list[str] = []
     sys.stderr.flush()

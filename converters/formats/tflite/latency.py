@@ -17,7 +17,7 @@ def tflite_latency(path: str):
             interpreter,
             invoke,
         )
-        from graphfreeze.quiet import native_stderr_off
+        from graphfreeze.process.quiet import native_stderr_off
 
         nodes = {name.rsplit(":", 1)[0]: value for name, value in feeds.items()}
         interp = interpreter(model_path=path, num_threads=threads)

@@ -41,7 +41,7 @@ def layer_table(conv, samples: list, nodes=frozenset(), top: int = TOP,
     (what QuantizationDebugOptions(denylisted_nodes=...) takes), `layer` the nodes of the graph
     (`nodes`) it fused."""
     import tensorflow as tf
-    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.process.quiet import native_stderr_off
 
     with native_stderr_off():
         debugger = tf.lite.experimental.QuantizationDebugger(
@@ -55,7 +55,7 @@ def rows_of_model(calibrated: bytes, samples: list, nodes=frozenset(), per_tenso
     """Every per-layer row, worst first, of TensorFlow's debugger on a model quantized from an
     already `calibrated` one (no second calibration)."""
     import tensorflow as tf
-    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.process.quiet import native_stderr_off
     from tensorflow.lite.python.convert import mlir_quantize
 
     with native_stderr_off():

@@ -29,7 +29,7 @@ def interpreter(model_path: str | None = None, model_content: bytes | None = Non
     """An interpreter on a flatbuffer file or its bytes (tensors not yet allocated)."""
     import warnings
 
-    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.process.quiet import native_stderr_off
 
     with native_stderr_off(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # preserve_all_tensors "is for debugging": it is here
@@ -57,7 +57,7 @@ def invoke(path: str, feeds: dict, preserve_all_tensors: bool = False, interp=No
     those shapes, is reused. FlexOpsError for a Flex model, ArtifactRunError when the
     interpreter cannot prepare or run it at those shapes."""
     from graphfreeze.errors import first_line
-    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.process.quiet import native_stderr_off
 
     fresh = interp is None
     if fresh:

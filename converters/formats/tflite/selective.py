@@ -25,7 +25,7 @@ def quantize(calibrated: bytes, io_type: str = "int8", per_tensor: bool = False,
     """The calibrated model quantized to int8, with `io_type` inputs and outputs and the ops that
     output tensors `nodes` or have types `ops` (TFLite names) kept in float."""
     import tensorflow as tf
-    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.process.quiet import native_stderr_off
     from tensorflow.lite.python.convert import mlir_quantize
 
     dtype = {"int8": tf.int8, "uint8": tf.uint8, "float": tf.float32}[io_type]
@@ -94,7 +94,7 @@ def averaged_ranges(calibrated: bytes, samples: list, smoothing: float = SMOOTHI
     256 steps on what the layer usually carries."""
     import numpy as np
     from graphfreeze.formats.tflite.runtime import interpreter
-    from graphfreeze.quiet import native_stderr_off
+    from graphfreeze.process.quiet import native_stderr_off
     from tensorflow.lite.tools import flatbuffer_utils
 
     model = flatbuffer_utils.convert_bytearray_to_object(bytearray(calibrated))

@@ -5,7 +5,7 @@ agreement, and top-1 accuracy against labels."""
 from __future__ import annotations
 
 from graphfreeze.errors import InputError, VerificationError
-from graphfreeze.metrics import compare
+from graphfreeze.stages.verify.metrics import compare
 from graphfreeze.stages.verify.options import VerifyOptions, quantile
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graphfreeze import memory
-from graphfreeze.diverge import reference_run
+from graphfreeze.process import memory
+from graphfreeze.stages.verify.diverge import reference_run
 from graphfreeze.stages.verify.options import VerifyOptions
 from graphfreeze.tensors import io_infos, sample_inputs
 

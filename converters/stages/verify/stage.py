@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from graphfreeze.diverge import lines, locate
 from graphfreeze.errors import ConfigError, InputError, VerificationError
 from graphfreeze.stages.verify import judge
+from graphfreeze.stages.verify.diverge import lines, locate
 from graphfreeze.stages.verify.options import VerifyOptions
 from graphfreeze.stages.verify.reference import Reference, chunked, shared
 from graphfreeze.stages.verify.search import met_at_once, quantize_until, state_goal

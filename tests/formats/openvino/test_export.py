@@ -57,7 +57,7 @@ def test_gaps_come_from_openvinos_frontend(tmp_path):
 def test_variables_before_freezing_are_no_gap(samples):
     """inspect judges the graph before freezing: OpenVINO fails on its variables, which freezing
     removes, so only compute ops count."""
-    from graphfreeze.inspect import inspect
+    from graphfreeze.inspect.report import inspect
 
     report = inspect(str(samples / "iris" / "model.ckpt-200"))
     assert report["targets"]["openvino"]["summary"] == "openvino: all ops convert"

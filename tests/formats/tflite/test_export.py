@@ -7,12 +7,13 @@ import hashlib
 
 import numpy as np
 import pytest
-from graphfreeze import convert, storage
+from graphfreeze import convert
 from graphfreeze.errors import InputError
 from graphfreeze.formats.tflite import export as tflite
 from graphfreeze.formats.tflite.export import TFLiteOptions
 from graphfreeze.formats.tflite.gaps import converter_error_ops
 from graphfreeze.graph.session import run_graph_def
+from graphfreeze.io import storage
 from graphfreeze.registry import Registry
 from graphfreeze.tensors import sample_inputs
 

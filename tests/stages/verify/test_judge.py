@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from graphfreeze.errors import ConfigError
-from graphfreeze.metrics import compare
 from graphfreeze.stages import verify
 from graphfreeze.stages.verify import VerifyOptions, failure
+from graphfreeze.stages.verify.metrics import compare
 from graphfreeze.state import Artifact, State
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from graphfreeze.paths import gfile as _gfile
-from graphfreeze.paths import is_remote, join
+from graphfreeze.io.paths import gfile as _gfile
+from graphfreeze.io.paths import is_remote, join
 
 
 def tree_digest(path: str) -> tuple[str, int]:

@@ -7,7 +7,7 @@ the graph's ops its format cannot take, judged on what inference would run.
 
 from __future__ import annotations
 
-from graphfreeze import storage
+from graphfreeze.io import storage
 
 SCHEMA_VERSION = 1
 
@@ -21,8 +21,8 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
     from graphfreeze.sources.detect import source_for
 
     registry = registry or Registry.default()
+    from graphfreeze.io.paths import expand_paths
     from graphfreeze.options import paths_of
-    from graphfreeze.paths import expand_paths
 
     path = storage.expand(path)
     path_keys = paths_of(registry.option_classes("source"))
@@ -65,9 +65,9 @@ def op_gaps(graph_def, candidates, registry, where: str = "the graph") -> list:
     are not installed is skipped, saying so), sorted by label. A graph
     TensorFlow cannot import there (a damaged file) is an InputError naming `where`."""
     import tensorflow as tf
-    from graphfreeze.describe import compute_ops, inference_graph
     from graphfreeze.errors import InputError, first_line
     from graphfreeze.plugins import OpGaps
+    from graphfreeze.sources.describe import compute_ops, inference_graph
 
     try:
         graph = inference_graph(graph_def, candidates)

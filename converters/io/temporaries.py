@@ -16,8 +16,8 @@ import socket
 import tempfile
 import uuid
 
-from graphfreeze.paths import basename, dirname, is_remote, join
-from graphfreeze.paths import gfile as _gfile
+from graphfreeze.io.paths import basename, dirname, is_remote, join
+from graphfreeze.io.paths import gfile as _gfile
 
 STALE_SECONDS = 24 * 3600
 _MARK = "graphfreeze"

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from graphfreeze import storage
 from graphfreeze.errors import InputError
+from graphfreeze.io import storage
 
 _TRUST = re.compile(r"(; graphfreeze does not run ops that touch the host)?; pass --unsafe if you "
                     r"trust this (model|file)$")

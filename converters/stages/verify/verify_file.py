@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from graphfreeze import storage
 from graphfreeze.errors import ConfigError, InputError, VerificationError
+from graphfreeze.io import storage
 from graphfreeze.options import flag_of, parse_options
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import TensorInfo

@@ -4,8 +4,9 @@ judged on). Used by each source's `describe`."""
 
 from __future__ import annotations
 
-from graphfreeze import names, storage
+from graphfreeze import names
 from graphfreeze.graph.ops import PLACEHOLDER_OPS
+from graphfreeze.io import storage
 
 
 def total_size(paths: list[str]) -> int:

@@ -75,7 +75,7 @@ def locate(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff",
 def _compare(want, have) -> dict:
     """compare(), reading a 4-D tensor the runtime keeps channels-first (ONNX after tf2onnx's
     layout passes) as NCHW when that is what matches."""
-    from graphfreeze.metrics import compare
+    from graphfreeze.stages.verify.metrics import compare
 
     have = have.astype(want.dtype) if have.dtype != want.dtype else have
     tried = [compare(want, have)]

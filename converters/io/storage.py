@@ -15,10 +15,10 @@ import os
 import tempfile
 
 from graphfreeze.errors import GraphFreezeError, InputError, OutputError, first_line
-from graphfreeze.paths import basename, dirname, expand, is_remote, join  # noqa: F401 -- re-exported
-from graphfreeze.paths import gfile as _gfile
-from graphfreeze.temporaries import remove, signals_deferred, sweep, temp_name
-from graphfreeze.trees import tree_digest, tree_files  # noqa: F401 -- re-exported
+from graphfreeze.io.paths import basename, dirname, expand, is_remote, join  # noqa: F401 -- re-exported
+from graphfreeze.io.paths import gfile as _gfile
+from graphfreeze.io.temporaries import remove, signals_deferred, sweep, temp_name
+from graphfreeze.io.trees import tree_digest, tree_files  # noqa: F401 -- re-exported
 
 
 def glob(prefix: str, pattern: str) -> list[str]:
