@@ -7,8 +7,6 @@ import sys
 
 import click
 
-BATCH_FAILED = 7  # exit code: some jobs failed (each job's own error is in the reports)
-
 
 @click.command("batch")
 @click.argument("sources", nargs=-1, required=True, metavar="MANIFEST.toml | PATH...")
@@ -111,9 +109,11 @@ def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, exec
         click.echo("interrupted; finished jobs kept, a re-run resumes from the cache", err=True)
         sys.exit(130)
     if report.failed:
-        sys.exit(BATCH_FAILED)
+        from graphfreeze.errors import EXIT_JOBS_FAILED
+
+        sys.exit(EXIT_JOBS_FAILED)
     if report.over_budget:
-        from graphfreeze.batch.results import EXIT_OVER_BUDGET
+        from graphfreeze.errors import EXIT_OVER_BUDGET
 
         sys.exit(EXIT_OVER_BUDGET)
 

@@ -23,6 +23,7 @@ if "--debug" in sys.argv:  # TensorFlow's C++ logs on (graphfreeze sets them off
 
 import click  # noqa: E402
 from graphfreeze import __version__  # noqa: E402
+from graphfreeze.errors import EXIT_CODES  # noqa: E402
 from graphfreeze.names import parse_names  # noqa: E402
 from graphfreeze_cli import flags, running  # noqa: E402
 from graphfreeze_cli.batch import batch_command  # noqa: E402
@@ -33,9 +34,6 @@ from graphfreeze_cli.verify import verify_command  # noqa: E402
 
 running.PROGRAM = _PROGRAM
 
-EXIT_CODES = """Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input model or name,
-4 output exists or unwritable, 5 verification mismatch, 6 target/plugin/manifest configuration,
-7 batch: some jobs failed, 8 batch: a budget was broken."""
 
 
 class DefaultToConvert(click.Group):

@@ -1,10 +1,11 @@
-"""One exception hierarchy; every message names the file or node at fault and the fix.
+"""One exception hierarchy; every message names the file or node at fault and the fix; and
+every exit code the `freeze` command has, in one place."""
 
-Exit codes (documented in the README):
-  1  unexpected internal error          2  command-line usage (click)
-  3  bad input model or name            4  output exists or cannot be written
-  5  verification mismatch              6  target / stage / plugin configuration
-"""
+EXIT_JOBS_FAILED = 7  # freeze batch: some jobs failed (each job's own error is in the reports)
+EXIT_OVER_BUDGET = 8  # freeze batch: a job broke a --fail-on budget
+EXIT_CODES = """Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input model or name,
+4 output exists or unwritable, 5 verification mismatch, 6 target/plugin/manifest configuration,
+7 batch: some jobs failed, 8 batch: a budget was broken."""
 
 
 class GraphFreezeError(Exception):
@@ -32,6 +33,13 @@ class VerificationError(GraphFreezeError):
     exit_code = 5
     details: list[str] = []
     divergence: dict | None = None
+
+
+class RunError(GraphFreezeError):
+    """A format's runtime cannot run the artifact (`plugins.Session`): str() says why, without
+    the path; verification and `freeze verify` word it for their callers."""
+
+    exit_code = 3
 
 
 class ConfigError(GraphFreezeError):

@@ -5,8 +5,8 @@ built-ins and plugins can declare them without import circles.
 - `GraphPass`: one GraphDef rewrite the strip/optimize stages run, in the order their options list.
 - `Source`: a kind of model on disk (detect, stem, typed options, load, describe).
 - `Target`: a named list of stage uses, from TOML.
-- `Format`: an artifact format (one folder in `formats/`): its export stage, gaps, runtime,
-  probe, and the Python modules it needs.
+- `Format`: an artifact format (one folder in `formats/`): its export stage, runtime (`open`
+  -> `Session`), gaps, and the Python modules it needs.
 """
 
 from __future__ import annotations
@@ -108,22 +108,48 @@ class Source:
         return [full for full, _ in storage.tree_files(path.rstrip("/") or path)]
 
 
+class Session:
+    """An artifact opened in its format's runtime (`Format.open`): what verification (`run`),
+    the divergence locator (`tensors`, the names given to `open` as `keep`) and --benchmark
+    (`bind`) call. Errors of the runtime on the artifact are `errors.RunError`."""
+
+    label: str = ""  # the runtime and its version, as --benchmark records it
+    threads: int = 2
+
+    def run(self, feeds: dict) -> list:
+        """The outputs in order, for {input name: array}."""
+        raise NotImplementedError
+
+    def tensors(self, feeds: dict) -> dict:
+        """{tensor name: array} for the kept tensors this runtime can map (TensorFlow names)."""
+        raise NotImplementedError
+
+    def bind(self, feeds: dict) -> Callable[[], object]:
+        """One inference on `feeds`, inputs bound beforehand where the runtime allows: what
+        --benchmark times."""
+        return lambda: self.run(feeds)
+
+
 @dataclass(frozen=True)
 class Format:
-    """An artifact format. `export` is the stage that writes it (registered with the stages);
-    `runtime(path, inputs, outputs)` runs a written file whose inputs and outputs (TensorInfo)
-    its sidecar lists, checked as untrusted input (`freeze verify`), `probe(...)` an Artifact's
-    `probe` (intermediate tensors for the divergence locator), `gaps(graph_def, ops)` what the
-    format cannot take (`freeze inspect`); `requires` names the Python modules it imports,
-    installed by `pip install 'graphfreeze[EXTRA]'`."""
+    """An artifact format: one folder in `formats/` (or a plugin's package) holding its export
+    stage, its runtime, and its targets (`targets/*.toml` in the folder, found by the registry).
+
+    `open(path, inputs, outputs, *, threads=2, keep=(), untrusted=False, loaded=None)` opens
+    the artifact at `path` (whose inputs and outputs are TensorInfos) as a `Session`;
+    `untrusted`: a file read back later (`freeze verify`), checked first where the runtime
+    could touch the host; `loaded`: what the export holds in memory of it (a GraphDef), so it
+    is not read back. `parts(path)`: the files the artifact is made of (`.xml` + `.bin`).
+    `gaps(graph_def, ops)`: what the format cannot take (`freeze inspect`). `requires`: the
+    Python modules it imports, installed by `pip install 'graphfreeze[EXTRA]'`."""
 
     name: str
     export: Stage
-    runtime: Callable[[str, tuple, tuple], Callable[[dict], list]]
-    probe: Callable[..., Callable[[dict, list[str]], dict]] | None = None
+    open: Callable[..., Session]
     gaps: Callable[[Any, set], OpGaps] | None = None
     requires: tuple[str, ...] = ()
     extra: str | None = None
+    parts: Callable[[str], list[str]] = lambda path: [path]
 
     def missing(self) -> list[str]:
         """The required modules that are not installed (found without importing them)."""

@@ -1,7 +1,9 @@
 """The registry: stages, targets, graph passes, sources, formats and batch executors by name,
 built-ins plus plugins.
 
-Plugins declare entry points in the groups `graphfreeze.stages` (a `Stage`, or a callable giving
+Built-in formats are found by folder (`formats/<name>/`), each format's targets in its
+`targets/*.toml`, a plugin format's in the `targets/` folder of the package its entry point
+names. Plugins declare entry points in the groups `graphfreeze.stages` (a `Stage`, or a callable giving
 one), `graphfreeze.passes` (a `GraphPass`, or a callable giving one), `graphfreeze.sources` (a
 `Source` instance or class), `graphfreeze.formats` (a `Format`, or a callable giving one: its
 export stage is registered with it), `graphfreeze.executors` (an `Executor` class) and
@@ -12,7 +14,8 @@ either). An entry point is loaded only when it is used.
 from __future__ import annotations
 
 import difflib
-from importlib import metadata, resources
+import importlib.util
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,9 @@ from graphfreeze.io import tomlread as tomllib
 from graphfreeze.plugins import BUILTIN, Format, GraphPass, Source, Stage, StageUse, Target
 
 SCHEMA_VERSION = 1
+# where jobs run: imported only when chosen, as plugin executors' entry points are
+BUILTIN_EXECUTORS = {"local": "graphfreeze.batch.executors.local:LocalExecutor",
+                     "ray": "graphfreeze.batch.executors.ray_executor:RayExecutor"}
 GROUPS = {"stage": "graphfreeze.stages", "target": "graphfreeze.targets",
           "pass": "graphfreeze.passes", "source": "graphfreeze.sources",
           "format": "graphfreeze.formats", "executor": "graphfreeze.executors"}
@@ -100,7 +106,6 @@ class Registry:
 
     @classmethod
     def default(cls, plugins: bool = True) -> Registry:
-        from graphfreeze.batch.executors import BUILTIN_EXECUTORS
         from graphfreeze.formats import builtin_formats
         from graphfreeze.graph.passes.builtin import builtin_passes
         from graphfreeze.sources import builtin_sources
@@ -111,21 +116,33 @@ class Registry:
             registry.add_stage(stage)
         for fmt in builtin_formats():
             registry.add_format(fmt)
+            registry.add_targets(f"graphfreeze.formats.{fmt.name}")
         for name, ref in BUILTIN_EXECUTORS.items():  # imported when chosen
             registry.add("executor", name, metadata.EntryPoint(name, ref, GROUPS["executor"]))
         for graph_pass in builtin_passes():
             registry.add("pass", graph_pass.name, graph_pass)
         for source in builtin_sources():
             registry.add("source", source.name, source)
-        for path in sorted(resources.files("graphfreeze.targets").iterdir(), key=lambda p: p.name):
-            if path.name.endswith(".toml"):
-                target = parse_target(tomllib.loads(path.read_text()), f"targets/{path.name}")
-                registry.add_target(target)
         if plugins:
             for kind, group in GROUPS.items():
                 for ep in metadata.entry_points(group=group):
                     registry.add(kind, ep.name, ep, _provider(ep))
+                    if kind == "format":
+                        registry.add_targets(ep.module, _provider(ep))
         return registry
+
+    def add_targets(self, package: str, provider: str = BUILTIN) -> None:
+        """The targets in `package`'s `targets/*.toml` (found without importing it)."""
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        folders = [] if spec is None else list(spec.submodule_search_locations or []) or \
+            ([str(Path(spec.origin).parent)] if spec.origin else [])
+        for folder in folders:
+            for path in sorted((Path(folder) / "targets").glob("*.toml")):
+                where = f"{package.rsplit('.', 1)[-1]}/targets/{path.name}"
+                self.add_target(parse_target(tomllib.loads(path.read_text()), where, provider))
 
     def add(self, kind: str, name: str, value: Any, provider: str = BUILTIN) -> None:
         table = self._tables[kind]

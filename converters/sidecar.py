@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from graphfreeze import __version__
+from graphfreeze.errors import InputError
 from graphfreeze.io import storage
 
-SCHEMA_VERSION = 1
+# 2: `format` is the format's name (frozen_graph, saved_model, tflite, onnx, openvino); schema 1
+# wrote frozen_graph_pb and openvino_ir, which `read` renames.
+SCHEMA_VERSION = 2
+_SCHEMA_1_FORMATS = {"frozen_graph_pb": "frozen_graph", "openvino_ir": "openvino"}
 
 
 @dataclass(frozen=True)
@@ -33,7 +38,7 @@ class Sidecar:
         artifact = state.artifact
         facts = dict(artifact.facts)
         verification = facts.pop("verification", None)
-        return cls(target=state.target, format=artifact.format,
+        return cls(target=state.target, format=artifact.format.name,
                    file=storage.basename(artifact.path), bytes=artifact.size,
                    sha256=artifact.sha256,
                    source={"kind": state.model.kind, "path": source_path,
@@ -56,3 +61,26 @@ class Sidecar:
                 "outputs": self.outputs, "flags_folded": self.flags_folded,
                 **{k: self.notes[k] for k in sorted(self.notes)}, **self.facts,
                 **({"verification": self.verification} if self.verification else {})}
+
+
+def read(path: str) -> dict:
+    """The sidecar beside the artifact at `path` as JSON (schema 1 read as 2); one InputError
+    when there is none or it is not one."""
+    where = f"{path}.json"
+    if not storage.exists(where):
+        raise InputError(f"{path}: no sidecar {where}; verify needs the sidecar graphfreeze wrote "
+                         "beside the artifact (it names the inputs, outputs and target)")
+    try:
+        sidecar = json.loads(storage.read_bytes(where))
+    except ValueError as err:
+        raise InputError(f"{where}: not JSON ({err}); convert the model again") from err
+    missing = [k for k in ("target", "inputs", "outputs") if not isinstance(sidecar, dict)
+               or k not in sidecar]
+    if missing:
+        raise InputError(f"{where}: not a graphfreeze sidecar (no {', '.join(missing)}); "
+                         "convert the model again")
+    if sidecar.get("schema_version", 1) == 1:
+        name = sidecar.get("format")
+        sidecar = {**sidecar, "schema_version": SCHEMA_VERSION,
+                   "format": _SCHEMA_1_FORMATS.get(name, name)}
+    return sidecar

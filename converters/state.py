@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -11,45 +10,38 @@ from graphfreeze.tensors import TensorInfo
 
 if TYPE_CHECKING:
     from graphfreeze.io.storage import Transaction
+    from graphfreeze.plugins import Format, Session
     from graphfreeze.sources.base import LoadedModel
     from tensorflow.core.framework.graph_pb2 import GraphDef
 
 
 @dataclass(frozen=True)
 class Artifact:
-    """A file written to a temporary sibling of `path`, and what the sidecar says about it."""
+    """A file written to a temporary sibling of `path` (`staged`: where its runtime opens it
+    until commit), what the sidecar says about it, and its format, whose runtime runs it."""
 
     path: str
     sha256: str
     size: int
-    format: str
+    format: Format
     inputs: tuple[TensorInfo, ...]
     outputs: tuple[TensorInfo, ...]
+    staged: str = ""
     facts: dict = field(default_factory=dict)
-    # Runs the staged file on {input name: array} and returns the outputs in order (verify).
-    run: Callable[[dict], list] | None = field(default=None, compare=False, repr=False)
     # What the CLI prints under the "wrote" line: how an app uses the artifact.
     summary: tuple[str, ...] = ()
-    # Intermediate tensors in the artifact's own runtime: probe(feeds, tensor names) -> {name:
-    # array} for the names it can map (the divergence locator; see formats/NAME/probe.py).
-    probe: Callable[[dict, list[str]], dict] | None = field(default=None, compare=False,
-                                                            repr=False)
-    # A quantized artifact's layers, worst first by TensorFlow's QuantizationDebugger on samples
-    # ([array per input] each; `quantized_layers(samples, ranges)`), and the artifact
-    # re-quantized with the named layers kept in float (`requantize(keep, ranges)`;
-    # --quantize-until, see stages/verify/search.py).
-    quantized_layers: Callable[[list], list[str]] | None = field(default=None, compare=False,
-                                                                 repr=False)
-    requantize: Callable[..., Artifact] | None = field(default=None, compare=False, repr=False)
-    # The activation-range choices `requantize(keep, ranges)` takes, this artifact's first
-    # (--quantize-until tries the others before keeping layers in float).
-    range_choices: tuple[str, ...] = ()
-    # Latency in the artifact's own runtime (--benchmark; see formats/NAME/latency.py):
-    # latency(feeds, threads) -> (runtime label, threads it runs with, call): `call()` is one
-    # inference on the feeds (inputs bound beforehand where the runtime allows), which
-    # stages/benchmark.py warms up and times.
-    latency: Callable[[dict, int], tuple[str, int, Callable[[], object]]] | None = field(
-        default=None, compare=False, repr=False)
+    # What the export holds in memory of the staged file (a frozen GraphDef), given to the
+    # runtime so it does not read it back.
+    loaded: Any = field(default=None, compare=False, repr=False)
+    # A quantized artifact's handle for --quantize-until (stages/verify/search.py): `layers(
+    # samples, ranges)` worst first, `requantize(keep, ranges) -> Artifact` with the named layers
+    # kept in float, `range_choices` (the activation ranges it takes, its own first).
+    quantizer: Any = field(default=None, compare=False, repr=False)
+
+    def open(self, threads: int = 2, keep: tuple[str, ...] = ()) -> Session:
+        """The staged artifact in its format's runtime (see plugins.Format.open)."""
+        return self.format.open(self.staged or self.path, self.inputs, self.outputs,
+                                threads=threads, keep=keep, loaded=self.loaded)
 
 
 @dataclass(frozen=True)

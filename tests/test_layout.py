@@ -156,8 +156,7 @@ def test_cycle_finder_reports_the_cycle():
     assert _cycles({"a": {"b": 1}, "b": {}}) == []
 
 
-# the one import across rooms the architecture allows: a SavedModel's probe runs its frozen graph
-ALLOWED_ACROSS = {("graphfreeze.formats.saved_model", "graphfreeze.formats.frozen_pb.probe")}
+ALLOWED_ACROSS: set[tuple[str, str]] = set()  # imports across rooms the architecture allows
 
 
 def _room(module: str) -> str | None:
@@ -236,3 +235,32 @@ def test_top_level_check_sees_module_level_blocks():
     assert found == [("os", 1), ("tensorflow", 3), ("keras", 11)]
     every = [(n.names[0].name, top) for n, top in _imports(tree)]
     assert ("tensorflow", False) in every  # the function-level one, for the cycle check
+
+
+MAX_ROOT_MODULES = 12
+
+
+def test_few_modules_at_the_package_root():
+    """Everything else lives in a folder named for what it is (io/, inspect/, stages/verify/...)."""
+    root = sorted(p.name for p in PACKAGES["graphfreeze"].glob("*.py"))
+    assert len(root) <= MAX_ROOT_MODULES, f"{len(root)} modules at the root: {', '.join(root)}"
+
+
+def test_the_registry_names_executors_without_importing_batch():
+    graph = _graph()
+    assert not [m for m in graph["graphfreeze.registry"] if m.startswith("graphfreeze.batch")]
+
+
+FORMATS = sorted(p for p in (PACKAGES["graphfreeze"] / "formats").iterdir()
+                 if (p / "__init__.py").exists())
+
+
+@pytest.mark.parametrize("folder", FORMATS, ids=lambda p: p.name)
+def test_a_format_is_its_folder(folder):
+    """export.py (the stage and the FORMAT record), runtime.py (its sessions), targets/*.toml;
+    the runtime (the reader) never imports the export (the writer)."""
+    assert (folder / "export.py").exists() and (folder / "runtime.py").exists()
+    assert list((folder / "targets").glob("*.toml")), f"{folder.name} has no targets/*.toml"
+    package = f"graphfreeze.formats.{folder.name}"
+    assert f"{package}.export" not in _graph()[f"{package}.runtime"]
+    assert "FORMAT" in (folder / "export.py").read_text()

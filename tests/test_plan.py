@@ -20,14 +20,14 @@ def registry_with(*targets: dict) -> Registry:
 
 def test_unknown_option_is_refused_before_work():
     registry = registry_with({"name": "t", "stages": [
-        {"use": "freeze_variables"}, {"use": "export_pb", "max_byte": 5}]})
-    with pytest.raises(ConfigError, match="target 't', stage 'export_pb': unknown option max_byte"):
+        {"use": "freeze_variables"}, {"use": "export_frozen_graph", "max_byte": 5}]})
+    with pytest.raises(ConfigError, match="target 't', stage 'export_frozen_graph': unknown option max_byte"):
         plan.build(registry, ["t"])
 
 
 def test_ill_typed_option_is_refused():
     registry = registry_with({"name": "t", "stages": [
-        {"use": "freeze_variables"}, {"use": "export_pb"}, {"use": "verify", "batch_size": "x"}]})
+        {"use": "freeze_variables"}, {"use": "export_frozen_graph"}, {"use": "verify", "batch_size": "x"}]})
     with pytest.raises(ConfigError, match="option batch_size must be an integer"):
         plan.build(registry, ["t"])
 
@@ -40,7 +40,7 @@ def test_option_values_checked_together_are_refused_before_work():
 
 
 def test_stage_kinds_must_chain():
-    registry = registry_with({"name": "t", "stages": [{"use": "export_pb"}]})
+    registry = registry_with({"name": "t", "stages": [{"use": "export_frozen_graph"}]})
     with pytest.raises(ConfigError, match="consumes a graph but gets a model"):
         plan.build(registry, ["t"])
 
@@ -63,7 +63,7 @@ def test_override_reaches_the_stage_and_skip_drops_it():
     verify = next(s for s in plans[0].steps if s.stage.name == "verify")
     assert verify.options.tolerance == 0.5
     plans = plan.build(Registry.default(plugins=False), ["android"], skip={"verify"})
-    assert [s.stage.name for s in plans[0].steps][-2:] == ["export_pb", "benchmark"]
+    assert [s.stage.name for s in plans[0].steps][-2:] == ["export_frozen_graph", "benchmark"]
 
 
 @dataclass(frozen=True)

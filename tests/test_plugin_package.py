@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from graphfreeze.io import storage
 from graphfreeze.errors import InputError
-from graphfreeze.plugins import Format, OpGaps, Source, Stage
+from graphfreeze.plugins import Format, OpGaps, Session, Source, Stage
 from graphfreeze.sources.frozen import FrozenModel
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
@@ -97,19 +97,24 @@ class ExportOptions:
     compress: bool = True
 
 
-def zip_runner(data, inputs, outputs):
+class ZipSession(Session):
     """The acme runtime: runs the graph as written into the zip."""
-    from graphfreeze.graph.session import run_graph_def
 
-    def run(feeds):
+    def __init__(self, path, inputs, outputs):
+        self.path, self.inputs, self.outputs = path, inputs, outputs
+
+    def run(self, feeds):
+        from graphfreeze.graph.session import run_graph_def
         from tensorflow.core.framework import graph_pb2
 
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
+        with zipfile.ZipFile(io.BytesIO(storage.read_bytes(self.path))) as z:
             written = graph_pb2.GraphDef.FromString(z.read("graph.pb"))
-        return run_graph_def(written, {i.name: feeds[i.name] for i in inputs},
-                             [o.name for o in outputs])
+        return run_graph_def(written, {i.name: feeds[i.name] for i in self.inputs},
+                             [o.name for o in self.outputs])
 
-    return run
+
+def open_zip(path, inputs, outputs, **options):
+    return ZipSession(path, inputs, outputs)
 
 
 def export(state, options):
@@ -124,15 +129,14 @@ def export(state, options):
                            ("ops.txt", "".join(f"{op} {n}\\n" for op, n in sorted(ops.items())))):
             z.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), data)
     data = buffer.getvalue()
-    state.files.put(state.output_path, data)
+    staged = state.files.put(state.output_path, data)
     inputs, outputs = io_infos(state)
 
-    run = zip_runner(data, inputs, outputs)
-
     artifact = Artifact(path=state.output_path, sha256=hashlib.sha256(data).hexdigest(),
-                        size=len(data), format="acme_zip", inputs=inputs, outputs=outputs,
+                        size=len(data), format=acme_format(), inputs=inputs, outputs=outputs,
+                        staged=staged,
                         facts={"node_count": len(state.graph_def.node), "acme_ops": len(ops)},
-                        run=run, summary=(f"acme: {len(ops)} ops listed",))
+                        summary=(f"acme: {len(ops)} ops listed",))
     return dataclasses.replace(state, artifact=artifact)
 
 
@@ -145,7 +149,7 @@ def gaps(graph_def, ops):
 def acme_format():
     stage = Stage("acme_export", export, "graph", "artifact", ExportOptions,
                   "zip of the graph and its op list", suffix=".acme.zip")
-    return Format("acme", stage, runtime=zip_runner, gaps=gaps, requires=("zipfile",))
+    return Format("acme", stage, open=open_zip, gaps=gaps, requires=("zipfile",))
 
 
 TARGET = {
@@ -246,7 +250,7 @@ def test_freeze_converts_the_plugin_source_with_the_plugin_target(acme, gfgraph,
     car = json.loads(out.with_name("dense.acme.zip.json").read_text())
     ops = car["acme_ops"]
     assert f"  acme: {ops} ops listed" in result.output
-    assert car["format"] == "acme_zip" and car["target"] == "acme"
+    assert car["format"] == "acme" and car["target"] == "acme"
     assert car["source"]["kind"] == "acme_zip" and car["source"]["graph"].endswith("!graph.pb")
     assert car["verification"]["passed"] and car["verification"]["max_abs_diff"]["probs:0"] <= 1e-5
     assert car["flags_folded"] == {"keep_prob": 1.0}

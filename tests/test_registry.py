@@ -18,7 +18,7 @@ def test_builtins_and_android_target():
     assert "android" in registry.target_names()
     android = registry.target("android")
     assert [s.use for s in android.stages] == [
-        "freeze_variables", "strip_training", "optimize_for_inference", "export_pb", "verify",
+        "freeze_variables", "strip_training", "optimize_for_inference", "export_frozen_graph", "verify",
         "benchmark"]
     for use in android.stages:
         assert registry.stage(use.use).name == use.use
@@ -65,7 +65,7 @@ def tag_stage():
 TARGET = {
     "schema_version": 1, "name": "tagged-android", "description": "android plus a tag",
     "stages": [{"use": "freeze_variables"}, {"use": "tag", "label": "hello"},
-               {"use": "export_pb"}],
+               {"use": "export_frozen_graph"}],
 }
 '''
 
@@ -98,7 +98,7 @@ def test_plugin_target_and_stage_from_entry_points(plugin):
     assert "gf_plugin_demo" not in sys.modules, "entry points load only when used"
     assert registry.provider("stage", "tag").startswith("gf-plugin-demo")
     plans = plan.build(registry, ["tagged-android"])
-    assert [s.stage.name for s in plans[0].steps] == ["freeze_variables", "tag", "export_pb"]
+    assert [s.stage.name for s in plans[0].steps] == ["freeze_variables", "tag", "export_frozen_graph"]
     assert plans[0].steps[1].options.label == "hello"
 
 

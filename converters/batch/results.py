@@ -8,7 +8,6 @@ OK, CACHED, FAILED, NOT_RUN, TIMED_OUT = "ok", "cached", "failed", "not-run", "t
 OVER_BUDGET = "over-budget"  # made its artifacts, but broke a --fail-on budget (exit 8)
 STATUSES = (OK, CACHED, FAILED, TIMED_OUT, NOT_RUN, OVER_BUDGET)
 UNSUCCESSFUL = (FAILED, TIMED_OUT, NOT_RUN)  # made no (or not all) artifacts: exit 7
-EXIT_OVER_BUDGET = 8
 SUITE = "graphfreeze batch"
 
 

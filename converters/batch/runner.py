@@ -21,7 +21,6 @@ from graphfreeze.batch.executors.base import ExecutorOptions
 from graphfreeze.batch.manifest import parse_manifest, specs_from_paths
 from graphfreeze.batch.results import (
     CACHED,
-    EXIT_OVER_BUDGET,
     FAILED,
     NOT_RUN,
     OK,
@@ -32,7 +31,7 @@ from graphfreeze.batch.results import (
     Report,
 )
 from graphfreeze.batch.worker import commit, shippable
-from graphfreeze.errors import ConfigError, GraphFreezeError
+from graphfreeze.errors import EXIT_OVER_BUDGET, ConfigError, GraphFreezeError
 from graphfreeze.io import storage
 
 

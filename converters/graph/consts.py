@@ -9,8 +9,7 @@ if TYPE_CHECKING:
 
 import numpy as np
 from graphfreeze.graph.graphdefs import split_tensor
-
-PASS_THROUGH = ("Identity", "Snapshot", "StopGradient", "PreventGradient")
+from graphfreeze.graph.ops import IDENTITY_OPS
 
 
 def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
@@ -46,7 +45,7 @@ def _const_node(by_name: dict, tensor: str):
     """The Const behind `tensor` (through an Identity chain), else None."""
     name, index = split_tensor(tensor)
     node = by_name.get(name)
-    while node is not None and node.op in PASS_THROUGH and index == 0:
+    while node is not None and node.op in IDENTITY_OPS and index == 0:
         name, index = split_tensor(node.input[0])
         node = by_name.get(name)
     if node is None or node.op != "Const" or index != 0:

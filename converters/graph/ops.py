@@ -7,3 +7,8 @@ SWITCH_OPS = ("Switch", "RefSwitch")
 MERGE_OPS = ("Merge", "RefMerge")
 IF_OPS = ("If", "StatelessIf")
 CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
+# ops whose output is their first input's value, unchanged
+IDENTITY_OPS = ("Identity", "Snapshot", "StopGradient", "PreventGradient")
+# ops inference can drop, their input passed through (checks and debug prints too)
+DROPPABLE_OPS = (*IDENTITY_OPS, "CheckNumerics", "CheckNumericsV2", "Print", "EnsureShape",
+                 "DebugIdentity")

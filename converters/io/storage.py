@@ -166,8 +166,9 @@ class Transaction:
                 return path
         return None
 
-    def put(self, path: str, data) -> None:
-        """Write `data` (bytes, or an iterable of byte chunks) to a temporary sibling of path."""
+    def put(self, path: str, data) -> str:
+        """Write `data` (bytes, or an iterable of byte chunks) to a temporary sibling of path;
+        returns the sibling's path (where a runtime opens it until commit)."""
         check_writable([path], self.force)
         sweep(path)
         parent = dirname(path)
@@ -178,13 +179,14 @@ class Transaction:
                 with _gfile().GFile(tmp, "wb") as f:
                     for chunk in [data] if isinstance(data, bytes) else data:
                         f.write(chunk)
-                return
+                return tmp
             self._makedirs(parent)
             with open(tmp, "wb") as f:
                 for chunk in [data] if isinstance(data, bytes) else data:
                     f.write(chunk)
                 f.flush()
                 os.fsync(f.fileno())  # the rename must not outrun the data (power cuts)
+            return tmp
         except GraphFreezeError:
             raise
         except Exception as err:

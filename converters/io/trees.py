@@ -23,6 +23,23 @@ def tree_digest(path: str) -> tuple[str, int]:
     return digest.hexdigest(), total
 
 
+def artifact_digest(parts: list[str]) -> tuple[str, int]:
+    """(sha256, bytes) of an artifact made of `parts` (`Format.parts`): one file's or
+    directory's `tree_digest`; for several files (`.xml` + `.bin`, `.onnx` + `.onnx.data`) the
+    sha256 of each one's base name and digest, in order. What export writes in the sidecar and
+    `freeze verify` checks."""
+    if len(parts) == 1:
+        return tree_digest(parts[0])
+    import hashlib
+
+    digest, total = hashlib.sha256(), 0
+    for part in parts:
+        part_digest, size = tree_digest(part)
+        digest.update(f"{part.replace(os.sep, '/').rsplit('/', 1)[-1]}\0{part_digest}\n".encode())
+        total += size
+    return digest.hexdigest(), total
+
+
 def tree_files(path: str) -> list[tuple[str, str]]:
     """[(full path, path relative to `path`)] of a file ("" relative) or a directory's files,
     sorted, "/"-separated."""

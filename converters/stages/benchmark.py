@@ -1,7 +1,7 @@
 """benchmark (`--benchmark`): the artifact's latency in its own runtime, as an app would run it.
 
-The artifact's `latency(feeds, threads)` (its format's `latency.py`) prepares one inference at
-batch 1 on seeded inputs (`tensors.sample_inputs`) with the thread count asked for; this stage
+The artifact's runtime session (`Format.open` with the thread count asked for) binds one
+inference at batch 1 on seeded inputs (`tensors.sample_inputs`, `Session.bind`); this stage
 warms it up, times `runs` calls with `time.perf_counter` and records the median and p90 in the
 sidecar as `latency` = {median_ms, p90_ms, runs, warmup, threads, cpu, runtime}. A runtime
 that cannot time the artifact is a warning, not a failed conversion: the artifact is verified.
@@ -81,25 +81,22 @@ def latency(artifact, options: BenchmarkOptions) -> dict:
     from graphfreeze.tensors import sample_inputs
 
     feeds = sample_inputs(artifact.inputs, 1, SEED, artifact.path)
-    runtime, threads, call = artifact.latency(feeds, options.benchmark_threads)
-    timed = measure(call, options.benchmark_runs, options.benchmark_warmup)
-    return {**timed, "threads": threads, "cpu": cpu_model(), "runtime": runtime}
+    session = artifact.open(threads=options.benchmark_threads)
+    timed = measure(session.bind(feeds), options.benchmark_runs, options.benchmark_warmup)
+    return {**timed, "threads": session.threads, "cpu": cpu_model(), "runtime": session.label}
 
 
 def run(state, options: BenchmarkOptions):
     if not options.benchmark:
         return state
     artifact = state.artifact
-    if artifact.latency is None:
-        why = "its export stage gives no way to time the artifact"
+    try:
+        record = latency(artifact, options)
+    except Exception as err:  # noqa: BLE001 -- a measurement, not the artifact: warn
+        why = f"its runtime cannot time it ({first_line(err)})"
     else:
-        try:
-            record = latency(artifact, options)
-        except Exception as err:  # noqa: BLE001 -- a measurement, not the artifact: warn
-            why = f"its runtime cannot time it ({first_line(err)})"
-        else:
-            artifact = dataclasses.replace(artifact, facts={**artifact.facts, "latency": record})
-            return dataclasses.replace(state, artifact=artifact)
+        artifact = dataclasses.replace(artifact, facts={**artifact.facts, "latency": record})
+        return dataclasses.replace(state, artifact=artifact)
     warnings = [*state.notes.get("warnings", []), f"{state.target}: no latency measured: {why}"]
     return dataclasses.replace(state, notes=state.noted(warnings=warnings))
 

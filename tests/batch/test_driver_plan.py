@@ -32,7 +32,7 @@ def my_registry() -> Registry:
         "schema_version": 1, "name": "pb-plugin", "description": "only in this registry",
         "stages": [{"use": "freeze_variables"},
                    {"use": "strip_training", "passes": [*STRIP_PASSES, "count_nodes"]},
-                   {"use": "optimize_for_inference"}, {"use": "tag"}, {"use": "export_pb"},
+                   {"use": "optimize_for_inference"}, {"use": "tag"}, {"use": "export_frozen_graph"},
                    {"use": "verify"}]}, "test"))
     return registry
 
@@ -64,7 +64,7 @@ def unpicklable_registry() -> Registry:
         "schema_version": 1, "name": "pb-lambda", "description": "a pass no worker can load",
         "stages": [{"use": "freeze_variables"}, {"use": "strip_training"},
                    {"use": "optimize_for_inference", "passes": ["local_pass"]},
-                   {"use": "export_pb"}]}, "test"))
+                   {"use": "export_frozen_graph"}]}, "test"))
     return registry
 
 

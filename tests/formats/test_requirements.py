@@ -16,7 +16,7 @@ def ghost_registry() -> Registry:
 
     registry = Registry.default(plugins=False)
     stage = Stage("export_ghost", export, "graph", "artifact", suffix=".ghost")
-    registry.add_format(Format("ghost", stage, runtime=export, gaps=lambda g, ops: None,
+    registry.add_format(Format("ghost", stage, open=export, gaps=lambda g, ops: None,
                                requires=("no_such_module_xyz",), extra="ghost"))
     registry.add_target(parse_target({
         "schema_version": 1, "name": "ghost", "description": "needs a missing module",
@@ -48,7 +48,7 @@ def test_inspect_skips_the_format_and_says_so(samples):
 
 def test_every_built_in_format_declares_what_it_needs():
     formats = {f.name: f for f in Registry.default(plugins=False).formats()}
-    assert set(formats) == {"frozen_pb", "saved_model", "tflite", "onnx", "openvino"}
-    assert formats["frozen_pb"].requires == formats["saved_model"].requires == ()
+    assert set(formats) == {"frozen_graph", "saved_model", "tflite", "onnx", "openvino"}
+    assert formats["frozen_graph"].requires == formats["saved_model"].requires == ()
     assert formats["onnx"].extra and formats["tflite"].extra and formats["openvino"].extra
-    assert all(f.export.produces == "artifact" and f.runtime for f in formats.values())
+    assert all(f.export.produces == "artifact" and f.open for f in formats.values())

@@ -200,7 +200,7 @@ def test_ops_tflite_and_onnx_cannot_take_are_named(sample, freeze, tmp_path):
     result = freeze("--ckpt", model_dir, "--outputs", "flex_only", "--target", "tflite",
                     "--allow-tf-ops", "-o", tmp_path / "m.tflite")
     assert result.exit_code == 5, result.output  # TF's pip Interpreter has no Flex delegate
-    assert "cannot be verified here; pass --no-verify" in result.output
+    assert "so it cannot be verified; nothing written (pass --no-verify" in result.output
     result = freeze("--ckpt", model_dir, "--outputs", "flex_only", "--target", "tflite",
                     "--allow-tf-ops", "--no-verify", "-o", tmp_path / "m.tflite")
     assert result.exit_code == 0, result.output

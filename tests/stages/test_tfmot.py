@@ -10,8 +10,8 @@ import json
 import numpy as np
 import pytest
 from graphfreeze.errors import InputError
-from graphfreeze.formats.tflite.export import run_converter
-from graphfreeze.formats.tflite.runtime import interpreter
+from graphfreeze.formats.tflite.convert import run_converter
+from graphfreeze.formats.tflite.interpreter import interpreter
 
 
 def convert(zoo, freeze, tmp_path, name: str, targets: str) -> dict:

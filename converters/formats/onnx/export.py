@@ -11,7 +11,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import hashlib
 import re
 from dataclasses import dataclass
 
@@ -22,15 +21,15 @@ from graphfreeze.formats.onnx.fakequant import (
     exact_handlers,
     quantize_folded_weights,
 )
-from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset
-from graphfreeze.formats.onnx.latency import onnx_latency
-from graphfreeze.formats.onnx.probe import onnx_probe
+from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset, onnx_gaps
 from graphfreeze.formats.onnx.quantize import QUANTIZE
+from graphfreeze.formats.onnx.runtime import has_qdq, open_onnx, parts
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
 from graphfreeze.io import storage
+from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import OptionValueError, option
-from graphfreeze.plugins import Stage
+from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
 
@@ -215,32 +214,8 @@ def write(model, model_path: str, data_path: str | None) -> None:
         f.write(model.SerializeToString(deterministic=True))
 
 
-def session_runner(path: str, inputs, outputs, as_defined: bool = False):
-    """Check the file with onnx.checker, then run it in onnxruntime; `as_defined`: with graph
-    optimizations off, so Q/DQ compute what ONNX defines (by default onnxruntime fuses them into
-    int8 kernels, whose rounding differs from the float model by up to a quantization step)."""
-
-    def run(feeds: dict) -> list:
-        import onnx
-        import onnxruntime as ort
-
-        onnx.checker.check_model(path)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 2
-        if as_defined:
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-        return session.run([o.name for o in outputs], {i.name: feeds[i.name] for i in inputs})
-
-    return run
-
-
 _QDQ_NOTE = ("{} as QuantizeLinear/DequantizeLinear, verified as ONNX defines them; "
              "onnxruntime's default int8 kernels may differ by a quantization step")
-
-
-def has_qdq(model) -> bool:
-    return any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node)
 
 
 def run(state, options: OnnxOptions):
@@ -264,14 +239,10 @@ def run(state, options: OnnxOptions):
     paths = [path, path + ".data"] if external else [path]
     temps = state.files.workdir(paths)
     write(model, temps[0], temps[1] if external else None)
-    digest, size = hashlib.sha256(), 0
-    for final, temp in zip(paths, temps, strict=True):
-        file_digest, file_size = storage.tree_digest(temp)
-        digest.update(f"{storage.basename(final)}\0{file_digest}\n".encode())
-        size += file_size
+    sha256, size = artifact_digest(temps)
     artifact = Artifact(
-        path=path, sha256=digest.hexdigest() if external else file_digest, size=size,
-        format="onnx", inputs=inputs, outputs=outputs,
+        path=path, sha256=sha256, size=size, format=FORMAT, inputs=inputs, outputs=outputs,
+        staged=temps[0],
         facts={"opset": opset, "onnx_node_count": len(model.graph.node),
                "int8_weights": len(int8_weights),
                **quantize_facts,
@@ -281,9 +252,6 @@ def run(state, options: OnnxOptions):
                    collections.Counter(n.op_type for n in model.graph.node).items())),
                "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
                "external_data": storage.basename(paths[1]) if external else None},
-        run=session_runner(temps[0], inputs, outputs, as_defined=quantized),
-        probe=onnx_probe(temps[0], inputs),
-        latency=onnx_latency(temps[0], inputs, outputs),
         summary=((f"weights in {storage.basename(paths[1])} (keep it beside the model)",)
                  if external else ()) +
         ((_QDQ_NOTE.format("fake quantization" if qat else "int8 (onnxruntime's quantizer)"),)
@@ -296,3 +264,5 @@ def run(state, options: OnnxOptions):
 STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,
               "ONNX model via tf2onnx (newest opset onnxruntime runs); large weights external",
               suffix=".onnx")
+FORMAT = Format("onnx", STAGE, open=open_onnx, gaps=onnx_gaps, parts=parts,
+                requires=("tf2onnx", "onnx", "onnxruntime"), extra="convert")

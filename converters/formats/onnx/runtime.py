@@ -1,23 +1,129 @@
-"""An `.onnx` file run in onnxruntime, as `freeze verify` runs an onnx artifact: a model with
-QuantizeLinear/DequantizeLinear runs them as ONNX defines them, as verification did; anything
-wrong with the file is one InputError naming it."""
+"""An `.onnx` file run in onnxruntime (CPU execution provider). Verification checks it with
+onnx.checker and runs a model with QuantizeLinear/DequantizeLinear with graph optimizations off,
+so Q/DQ compute what ONNX defines (by default onnxruntime fuses them into int8 kernels, whose
+rounding differs from the float model by up to a quantization step); the divergence locator
+runs a copy with the kept tensors made graph outputs (tf2onnx keeps TensorFlow's tensor names
+for the ops it maps); --benchmark makes the session as an app does (default optimizations,
+`intra_op_num_threads` set, one inter-op thread) and times `session.run`."""
 
 from __future__ import annotations
 
+from graphfreeze.errors import RunError, first_line
+from graphfreeze.plugins import Session
 
-def file_runner(path: str, inputs, outputs):
-    """run({input name: array}) -> the outputs in order."""
 
-    def run(feeds: dict) -> list:
+def open_onnx(path: str, inputs, outputs, *, threads: int = 2, keep: tuple[str, ...] = (),
+              untrusted: bool = False, loaded=None) -> OnnxSession:
+    return OnnxSession(path, inputs, outputs, threads, keep)
+
+
+def parts(path: str) -> list[str]:
+    """The model file and the external-data files its tensors name (`FILE.onnx.data`)."""
+    from graphfreeze.io import storage
+
+    try:
+        model = _proto(path)
+    except RunError:
+        return [path]  # verify's digest check says the file is not the one written
+    from onnx import external_data_helper
+
+    found = []
+    for tensor in external_data_helper._get_all_tensors(model):  # noqa: SLF001
+        if external_data_helper.uses_external_data(tensor):
+            location = external_data_helper.ExternalDataInfo(tensor).location
+            if location and location not in found:
+                found.append(location)
+    return [path, *(storage.join(storage.dirname(path) or ".", name) for name in found)]
+
+
+def has_qdq(model) -> bool:
+    return any(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in model.graph.node)
+
+
+def _proto(path: str):
+    """The model without its external data."""
+    import onnx
+
+    try:
+        return onnx.load(path, load_external_data=False)
+    except Exception as err:  # noqa: BLE001 -- onnx's errors for a file
+        raise RunError(f"not an ONNX model ({first_line(err)})") from err
+
+
+def _session(model, threads: int, as_defined: bool = False, app: bool = False):
+    """An onnxruntime session on a path or serialized model."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    if app:
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    elif as_defined:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    try:
+        return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    except Exception as err:  # noqa: BLE001 -- onnxruntime's errors for a model
+        raise RunError(f"onnxruntime cannot load it ({first_line(err)})") from err
+
+
+class OnnxSession(Session):
+    def __init__(self, path: str, inputs, outputs, threads: int, keep):
+        self.path, self.inputs, self.outputs = path, inputs, outputs
+        self.threads, self.keep = threads, list(keep)
+        self._verifying = None
+
+    def _feeds(self, feeds: dict) -> dict:
+        return {i.name: feeds[i.name] for i in self.inputs}
+
+    def run(self, feeds: dict) -> list:
         import onnx
-        from graphfreeze.errors import InputError, first_line
-        from graphfreeze.formats.onnx.export import has_qdq, session_runner
 
+        if self._verifying is None:
+            qdq = has_qdq(_proto(self.path))
+            try:
+                onnx.checker.check_model(self.path)
+            except Exception as err:  # noqa: BLE001 -- the checker's errors for a file
+                raise RunError(f"onnx.checker rejects it ({first_line(err)})") from err
+            self._verifying = _session(self.path, self.threads, as_defined=qdq)
         try:
-            qdq = has_qdq(onnx.load(path, load_external_data=False))
-            return session_runner(path, inputs, outputs, as_defined=qdq)(feeds)
-        except Exception as err:  # noqa: BLE001 -- onnx's and onnxruntime's errors for a file
-            raise InputError(f"{path}: not an ONNX model onnxruntime runs on the golden inputs "
-                             f"({first_line(err)})") from err
+            return self._verifying.run([o.name for o in self.outputs], self._feeds(feeds))
+        except Exception as err:  # noqa: BLE001 -- onnxruntime's errors for a model
+            raise RunError(f"onnxruntime cannot run it ({first_line(err)})") from err
 
-    return run
+    def tensors(self, feeds: dict) -> dict:
+        """The kept tensors made graph outputs (onnxruntime types them) of a copy written
+        beside the file, so external weights resolve as they do for the file itself."""
+        import os
+        import tempfile
+
+        import numpy as np
+        import onnx
+
+        model, wanted = _proto(self.path), set(self.keep)
+        present = {o.name for o in model.graph.output}
+        for node in model.graph.node:
+            for out in node.output:
+                if out in wanted and out not in present:
+                    model.graph.output.append(onnx.ValueInfoProto(name=out))
+                    present.add(out)
+        fd, copy = tempfile.mkstemp(suffix=".onnx", dir=os.path.dirname(self.path) or ".")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(model.SerializeToString())
+            del model
+            session = _session(copy, self.threads)
+        finally:
+            os.remove(copy)
+        fetch = [o.name for o in session.get_outputs() if o.name in wanted]
+        values = session.run(fetch, self._feeds(feeds))
+        return {name: np.asarray(v) for name, v in zip(fetch, values, strict=True)}
+
+    def bind(self, feeds: dict):
+        import onnxruntime as ort
+
+        session = _session(self.path, self.threads, app=True)
+        names, bound, run_options = [o.name for o in self.outputs], self._feeds(feeds), \
+            ort.RunOptions()
+        self.label = f"onnxruntime {ort.__version__} (CPUExecutionProvider)"
+        return lambda: session.run(names, bound, run_options)

@@ -1,36 +1,9 @@
-"""Which ops OpenVINO's TensorFlow frontend cannot take: its own judgement, read from the
-"No conversion rule found for operations: A, B" summary it gives for a graph it cannot convert."""
+"""Which ops OpenVINO's TensorFlow frontend cannot take: its own judgement (`convert.py`)."""
 
 from __future__ import annotations
 
-import re
-
+from graphfreeze.formats.openvino.convert import convert, unconverted_ops
 from graphfreeze.plugins import OpGaps
-
-# its summary: ops with no rule, and ops whose rule failed (e.g. a variable not yet frozen)
-_NO_RULE = re.compile(r"(?:No conversion rule found for operations?|Conversion is failed for): "
-                      r"([^\n]+)")
-
-
-def unconverted_ops(message: str) -> list[str]:
-    """The op types an OpConversionFailure's summary names ([] when it names none)."""
-    found = {op.strip() for match in _NO_RULE.finditer(message)
-             for op in match.group(1).split(",") if op.strip()}
-    return sorted(found)
-
-
-def convert(graph_def, inputs=None, outputs=None):
-    """`ov.convert_model` on a GraphDef; OpConversionFailure is raised as is."""
-    import openvino as ov
-
-    kwargs = {}
-    if inputs:
-        kwargs["input"] = [(name, ov.PartialShape([-1 if d is None else d for d in shape])
-                            if shape is not None else ov.PartialShape.dynamic())
-                           for name, shape in inputs]
-    if outputs:
-        kwargs["output"] = list(outputs)
-    return ov.convert_model(graph_def, **kwargs)
 
 
 def openvino_gaps(graph_def, ops: set[str]) -> OpGaps:

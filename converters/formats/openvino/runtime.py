@@ -1,26 +1,81 @@
-"""An OpenVINO IR run on OpenVINO's CPU plugin at f32 inference precision (not the bf16/f16 the
-plugin may pick by default on some CPUs), as verification and the divergence locator run it."""
+"""An OpenVINO IR (`.xml` + `.bin`) on OpenVINO's CPU plugin. Verification and the divergence
+locator compile it at f32 inference precision (not the bf16/f16 the plugin may pick by default
+on some CPUs); the locator adds the kept tensors (TensorFlow names OpenVINO keeps on the outputs
+it converted) as model outputs. --benchmark compiles it as an app compiles it for latency
+(PERFORMANCE_HINT LATENCY, INFERENCE_NUM_THREADS set, the plugin's default precision), sets the
+inputs on one infer request once and times its synchronous `infer()`, as benchmark_app's
+`-api sync` does."""
 
 from __future__ import annotations
+
+from graphfreeze.errors import RunError, first_line
+from graphfreeze.plugins import Session
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 
 
-def compiled(model_or_path):
-    import openvino as ov
+def open_openvino(path: str, inputs, outputs, *, threads: int = 2, keep: tuple[str, ...] = (),
+                  untrusted: bool = False, loaded=None) -> OpenVinoSession:
+    return OpenVinoSession(path, inputs, outputs, threads, keep)
 
-    return ov.Core().compile_model(model_or_path, "CPU", F32)
+
+def parts(path: str) -> list[str]:
+    """The `.xml` and the `.bin` beside it."""
+    return [path, path[:-len(".xml")] + ".bin" if path.endswith(".xml") else path + ".bin"]
 
 
-def compiled_runner(path: str, inputs, outputs):
-    """run({input name: array}) -> the outputs in order, from the `.xml` at `path`."""
+class OpenVinoSession(Session):
+    def __init__(self, path: str, inputs, outputs, threads: int, keep):
+        self.path, self.inputs, self.outputs = path, inputs, outputs
+        self.threads, self.keep = threads, list(keep)
+        self._compiled = None
 
-    def run(feeds: dict) -> list:
+    def _run(self, model, feeds: dict) -> dict:
+        """{tensor name: array} of a compiled model's results."""
         import numpy as np
 
-        model = compiled(path)
-        result = model({info.name: feeds[info.name] for info in inputs})
-        by_name = {name: value for port, value in result.items() for name in port.get_names()}
-        return [np.asarray(by_name[info.name]) for info in outputs]
+        try:
+            result = model({info.name: feeds[info.name] for info in self.inputs})
+        except Exception as err:  # noqa: BLE001 -- OpenVINO's errors for a model
+            raise RunError(f"OpenVINO cannot run it ({first_line(err)})") from err
+        return {name: np.asarray(value) for port, value in result.items()
+                for name in port.get_names()}
 
-    return run
+    def _compile(self, model, config: dict):
+        import openvino as ov
+
+        try:
+            return ov.Core().compile_model(model, "CPU", config)
+        except Exception as err:  # noqa: BLE001 -- OpenVINO's errors for a file
+            raise RunError(f"OpenVINO cannot compile it ({first_line(err)})") from err
+
+    def run(self, feeds: dict) -> list:
+        if self._compiled is None:
+            self._compiled = self._compile(self.path, F32)
+        by_name = self._run(self._compiled, feeds)
+        return [by_name[info.name] for info in self.outputs]
+
+    def tensors(self, feeds: dict) -> dict:
+        import openvino as ov
+
+        model = ov.Core().read_model(self.path)
+        wanted = set(self.keep)
+        ports = [output for op in model.get_ordered_ops() for output in op.outputs()
+                 if output.get_names() & wanted]
+        if ports:
+            model.add_outputs(ports)
+        found = self._run(self._compile(model, F32), feeds)
+        return {name: value for name, value in found.items() if name in wanted}
+
+    def bind(self, feeds: dict):
+        import openvino as ov
+
+        compiled = self._compile(self.path, {"PERFORMANCE_HINT": "LATENCY",
+                                             "INFERENCE_NUM_THREADS": self.threads})
+        request = compiled.create_infer_request()
+        for info in self.inputs:
+            request.set_tensor(info.name, ov.Tensor(feeds[info.name]))
+        precision = compiled.get_property("INFERENCE_PRECISION_HINT")
+        precision = getattr(precision, "to_string", lambda: str(precision))()
+        self.label = f"OpenVINO {ov.get_version().split('-')[0]} CPU ({precision})"
+        return request.infer

@@ -11,29 +11,21 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from graphfreeze.formats.frozen_pb.probe import frozen_probe
-from graphfreeze.formats.saved_model.latency import saved_model_latency
+from graphfreeze.formats.saved_model.runtime import SERVE_TAG, SIGNATURE, keyed, open_saved_model
 from graphfreeze.graph.serialize import check_public_ops
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.io import storage
+from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import option
-from graphfreeze.plugins import Stage
+from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
-
-SERVE_TAG = "serve"
-SIGNATURE = "serving_default"
 
 
 @dataclass(frozen=True)
 class SavedModelOptions:
     as_text: bool = option(False, flag="--as-text",
                            help="server: write saved_model.pbtxt (text) instead.")
-
-
-def signature_key(ref) -> str:
-    """The name a client uses: the node name (`probs`), `node_1` for a node's second output."""
-    return ref.node if ref.index == 0 else f"{ref.node}_{ref.index}"
 
 
 def variables_graph(graph_def):
@@ -98,10 +90,6 @@ def _tensor_info(proto, info) -> None:
             proto.tensor_shape.dim.add().size = -1 if dim is None else dim
 
 
-def keyed(refs, infos) -> dict:
-    return {signature_key(r): i for r, i in zip(refs, infos, strict=True)}
-
-
 def write_variables(prefix: str, weights: dict) -> None:
     """The weights as a V2 checkpoint at `prefix` (variables/variables)."""
     import tensorflow as tf
@@ -113,20 +101,6 @@ def write_variables(prefix: str, weights: dict) -> None:
                                for n in names])
 
 
-def load_runner(export_dir: str, inputs: dict, outputs: dict):
-    """Run the SavedModel's serving signature as a client would (tf.saved_model.load)."""
-
-    def run(feeds: dict) -> list:
-        import tensorflow as tf
-
-        loaded = tf.saved_model.load(export_dir, tags=[SERVE_TAG])
-        fn = loaded.signatures[SIGNATURE]
-        result = fn(**{key: tf.constant(feeds[info.name]) for key, info in inputs.items()})
-        return [result[key].numpy() for key in outputs]
-
-    return run
-
-
 def run(state, options: SavedModelOptions):
     import tensorflow as tf
     from google.protobuf import text_format
@@ -135,7 +109,7 @@ def run(state, options: SavedModelOptions):
     graph_def = state.graph_def
     check_public_ops(graph_def)
     inputs, outputs = io_infos(state)
-    keyed_in, keyed_out = keyed(state.inputs, inputs), keyed(state.outputs, outputs)
+    keyed_in, keyed_out = keyed(inputs), keyed(outputs)
     structure, weights = variables_graph(graph_def)
     meta = meta_graph(structure, list(weights), keyed_in, keyed_out)
     model = saved_model_pb2.SavedModel(saved_model_schema_version=1)
@@ -153,17 +127,14 @@ def run(state, options: SavedModelOptions):
         name, data = "saved_model.pb", model.SerializeToString(deterministic=True)
     with tf.io.gfile.GFile(storage.join(export_dir, name), "wb") as f:
         f.write(data)
-    sha256, size = storage.tree_digest(export_dir)
+    sha256, size = artifact_digest([export_dir])
     artifact = Artifact(
-        path=path, sha256=sha256, size=size, format="saved_model", inputs=inputs,
-        outputs=outputs,
+        path=path, sha256=sha256, size=size, format=FORMAT, inputs=inputs, outputs=outputs,
+        staged=export_dir, loaded=graph_def,  # its runtime probes the frozen graph
         facts={"node_count": len(structure.node), "tags": [SERVE_TAG], "signature": SIGNATURE,
                "signature_inputs": {k: i.name for k, i in keyed_in.items()},
                "signature_outputs": {k: o.name for k, o in keyed_out.items()},
                "variables": len(weights)},
-        run=load_runner(export_dir, keyed_in, keyed_out),
-        probe=frozen_probe(graph_def),  # TensorFlow against TensorFlow: the same graph
-        latency=saved_model_latency(export_dir, [SERVE_TAG], SIGNATURE, keyed_in, keyed_out),
         summary=(f"signature {SIGNATURE}: inputs {', '.join(keyed_in)}; outputs "
                  f"{', '.join(keyed_out)}",))
     return dataclasses.replace(state, artifact=artifact)
@@ -172,3 +143,4 @@ def run(state, options: SavedModelOptions):
 STAGE = Stage("export_saved_model", run, "graph", "artifact", SavedModelOptions,
               "SavedModel (tag serve, signature serving_default), weights in variables/",
               suffix=".savedmodel")
+FORMAT = Format("saved_model", STAGE, open=open_saved_model)

@@ -9,25 +9,19 @@ gets a per-layer error table from TensorFlow's QuantizationDebugger (`quant_debu
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from dataclasses import dataclass
 
 from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.tflite import int8
-from graphfreeze.formats.tflite.gaps import (
-    captured_native_stderr,
-    converter_error_ops,
-    converter_failure,
-)
-from graphfreeze.formats.tflite.latency import tflite_latency
-from graphfreeze.formats.tflite.probe import tflite_probe
-from graphfreeze.formats.tflite.qat import float_ops, is_qat, qat_converter
-from graphfreeze.formats.tflite.runner import interpreter_runner
-from graphfreeze.formats.tflite.selective import IO_TYPES, RANGES, calibrate
-from graphfreeze.formats.tflite.tensor_lists import LOOPS, static_element_shapes
+from graphfreeze.formats.tflite.convert import convert, converter, learned_ranges
+from graphfreeze.formats.tflite.gaps import tflite_gaps
+from graphfreeze.formats.tflite.qat import float_ops, is_qat
+from graphfreeze.formats.tflite.runtime import open_tflite
+from graphfreeze.formats.tflite.selective import IO_TYPES, RANGES
+from graphfreeze.formats.tflite.tensor_lists import LOOPS
 from graphfreeze.options import OptionValueError, option
-from graphfreeze.plugins import Stage
+from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
 
@@ -71,98 +65,9 @@ class TFLiteOptions(CalibrationOptions):
                                    "keeps no layers in float; use edge-int8")
 
 
-def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
-    """TFLiteConverter for `options`; int8 calibrates on `samples` (default: from options)."""
-    import tensorflow as tf
-
-    shapes = [(ref.node, [1 if d is None else d for d in info.shape])
-              for ref, info in zip(state.inputs, inputs, strict=True)]
-    if shapes:  # recurrent loops' TensorLists get the element shapes these inputs give
-        graph_def = static_element_shapes(graph_def, dict(shapes))
-    if learned_ranges(graph_def, options):
-        conv = qat_converter(graph_def, [(ref.name, info.dtype, shape) for ref, info, (_, shape)
-                                         in zip(state.inputs, inputs, shapes, strict=True)],
-                             [ref.name for ref in state.outputs], options.quantize == "int8")
-        ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-        if samples is not None:  # a partly QAT model: its other layers are calibrated
-            conv.representative_dataset = lambda: iter(samples)
-            ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.target_spec.supported_ops = ops + ([tf.lite.OpsSet.SELECT_TF_OPS]
-                                                if options.allow_tf_ops else [])
-        return conv
-    if shapes:
-        conv = tf.compat.v1.lite.TFLiteConverter(
-            graph_def, None, None, input_arrays_with_shape=shapes,
-            output_arrays=[ref.node for ref in state.outputs])
-    else:  # no inputs (output = variable * 2): the converter takes arrays only with inputs
-        from graphfreeze.graph.session import import_graph
-
-        graph = import_graph(graph_def)
-        conv = tf.compat.v1.lite.TFLiteConverter(
-            graph_def, [], [graph.get_tensor_by_name(ref.name) for ref in state.outputs])
-    ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-    if options.quantize == "fp16":
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.target_spec.supported_types = [tf.float16]
-    elif options.quantize == "dynamic":
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    elif options.quantize in ("int8", "int16x8"):
-        if samples is None:
-            samples = options.samples(inputs)
-        conv.optimizations = [tf.lite.Optimize.DEFAULT]
-        conv.representative_dataset = lambda: iter(samples)
-        conv._experimental_disable_per_channel = options.per_tensor  # noqa: SLF001
-        int16 = options.quantize == "int16x8"
-        ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8
-               if int16 else tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        io = tf.float32 if options.io_type == "float" else tf.int16 if int16 else \
-            tf.uint8 if options.io_type == "uint8" else tf.int8
-        conv.inference_input_type = conv.inference_output_type = io
-        if options.quantize == "int8":  # calibrated only: `int8` quantizes it (--keep-float)
-            calibrate(conv)
-    if options.allow_tf_ops:
-        ops.append(tf.lite.OpsSet.SELECT_TF_OPS)
-    conv.target_spec.supported_ops = ops
-    return conv
-
-
-def learned_ranges(graph_def, options: TFLiteOptions) -> bool:
-    """A quantization-aware-trained graph (FakeQuant ops) on an integer or float target: it
-    converts as TensorFlow converts QAT models, int8 with the ranges it learned (fp16 keeps the
-    float conversion)."""
-    return options.quantize != "fp16" and is_qat(graph_def)
-
-
-def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
-    conv = converter(state.graph_def, state, options, inputs, samples)
-    return run_converter(conv, state.model.graph_file, options.allow_tf_ops)
-
-
-def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:
-    """conv.convert(); a converter that fails on the model is an InputError naming the op(s) it
-    cannot take, or the node and the converter's own words (its MLIR diagnostics)."""
-    with captured_native_stderr() as log:
-        try:
-            return conv.convert()
-        except Exception as err:  # noqa: BLE001 -- ConverterError, ValueError, RuntimeError
-            failure = err
-    text = f"{failure}\n{log[0] if log else ''}"
-    flex, nowhere = converter_error_ops(text)
-    if nowhere:
-        raise InputError(
-            f"{where}: TFLite has no kernel for op(s) {', '.join(nowhere)}, not even with "
-            "--allow-tf-ops; leave them out of --outputs or use another target") from failure
-    if flex and not allow_tf_ops:
-        raise InputError(
-            f"{where}: TFLite builtins cannot take op(s) {', '.join(flex)}; pass --allow-tf-ops "
-            "to run them with TensorFlow kernels (SELECT_TF_OPS, a bigger runtime), or use "
-            "another target") from failure
-    why = converter_failure(text) or first_line(failure)
-    raise InputError(f"{where}: the TFLite converter fails on the model at {why}; leave that "
-                     "part out of --outputs, or use another target") from failure
-
-
 def run(state, options: TFLiteOptions):
+    from graphfreeze.io.trees import artifact_digest
+
     inputs, outputs = io_infos(state)
     for info in inputs:
         if info.shape is None or None in info.shape[1:]:
@@ -219,14 +124,12 @@ def run(state, options: TFLiteOptions):
         more, summary, warning = layer_report(state, options, inputs, samples, model)
         facts.update(more)
         warnings.extend([warning] if warning else [])
+    sha256, size = artifact_digest([local])
     artifact = Artifact(
-        path=state.output_path, sha256=hashlib.sha256(data).hexdigest(), size=len(data),
-        format="tflite", inputs=inputs, outputs=outputs, facts=facts, summary=summary,
-        run=interpreter_runner(local, inputs, state), latency=tflite_latency(local),
-        probe=tflite_probe(local, {ref.node: info.name for ref, info in zip(state.inputs, inputs,
-                                                                           strict=True)}))
+        path=state.output_path, sha256=sha256, size=size, format=FORMAT, inputs=inputs,
+        outputs=outputs, staged=local, facts=facts, summary=summary)
     if model is not None:
-        artifact = int8.attach(artifact, model, local, {n.name for n in state.graph_def.node})
+        artifact = int8.attach(artifact, model, {n.name for n in state.graph_def.node})
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
                                if warnings else state.notes)
 
@@ -259,7 +162,7 @@ def layer_report(state, options: TFLiteOptions, inputs, samples, model=None):
                              dataclasses.replace(options, quantize="int8"), inputs, samples)
             rows = quant_debug.layer_table(conv, samples, nodes)
     except Exception as err:  # noqa: BLE001 -- a report, not the artifact: warn and go on
-        from graphfreeze.formats.tflite.runtime import is_flex_error
+        from graphfreeze.formats.tflite.interpreter import is_flex_error
 
         why = "its calibrator cannot run Flex ops" if is_flex_error(err) else first_line(err)
         return {}, (), (f"{state.target}: no per-layer quantization report (TensorFlow's "
@@ -273,7 +176,7 @@ def layer_report(state, options: TFLiteOptions, inputs, samples, model=None):
 
 def io_types(data: bytes) -> dict:
     """What the app feeds and fetches: {tensor: {dtype, shape, scale, zero_point}}."""
-    from graphfreeze.formats.tflite.runtime import interpreter
+    from graphfreeze.formats.tflite.interpreter import interpreter
 
     interp = interpreter(model_content=data)
     result = {}
@@ -288,3 +191,5 @@ def io_types(data: bytes) -> dict:
 
 STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
               "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite")
+FORMAT = Format("tflite", STAGE, open=open_tflite, gaps=tflite_gaps,
+                requires=("ai_edge_litert",), extra="convert")

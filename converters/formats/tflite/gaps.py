@@ -3,33 +3,11 @@ each op type (what `freeze inspect` reports for the tflite targets)."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 
 from graphfreeze.errors import first_line
+from graphfreeze.formats.tflite.convert import converter_error_ops
 from graphfreeze.plugins import OpGaps
-
-
-def converter_error_ops(message: str) -> tuple[list[str], list[str]]:
-    """(ops SELECT_TF_OPS would run, ops no TFLite kernel runs) from a converter error.
-
-    TF 2.21 says "'tf.X' op is neither a custom op nor a flex op" of every op outside the allowed
-    sets; its summary lines tell them apart: `TF Select ops: A, B` (Flex runs them) and `Custom
-    ops: C` (nothing does). Without those lines, the wording alone decides."""
-    select = _listed(message, "TF Select ops")
-    custom = _listed(message, "Custom ops")
-    found = set(re.findall(r"\btf\.([A-Z]\w*)", message))
-    found |= set(re.findall(r"\bFlex([A-Z]\w*)", message))
-    if select or custom:
-        return sorted((found | select) - (custom - select)), sorted(custom - select)
-    nowhere = set(re.findall(r"tf\.([A-Z]\w*)'? op is neither a custom op nor a flex op", message))
-    return sorted(found - nowhere), sorted(nowhere)
-
-
-def _listed(message: str, label: str) -> set[str]:
-    """Op names on a converter summary line `LABEL: A, B`."""
-    return {op for line in re.findall(rf"^{label}: (.*)$", message, re.MULTILINE)
-            for op in re.findall(r"[A-Z]\w*", line)}
 
 
 def tflite_gaps(graph_def, ops: set[str]) -> OpGaps:
@@ -130,48 +108,3 @@ def _probe_inputs(graph, by_name, node, prefix: str):
         piece.attr["shape"].shape.CopyFrom(tf.TensorShape(shape).as_proto())
         pieces.append((piece, shape))
     return pieces
-
-
-@contextlib.contextmanager
-def captured_native_stderr():
-    """File descriptor 2 into a temporary file inside the block (the MLIR converter prints its
-    diagnostics there, not into the exception); yields a list that holds the text at exit. The
-    text is echoed to stderr when logs are on (--debug), dropped otherwise."""
-    import os
-    import sys
-    import tempfile
-    import warnings
-
-    from graphfreeze.process.quiet import logs_off
-
-    text: list[str] = []
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                yield text
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            text.append(sink.read().decode("utf-8", "replace"))
-            if not logs_off():
-                sys.stderr.write(text[0])
-
-
-def converter_failure(message: str) -> str | None:
-    """`node 'X': 'tfl.op' op what went wrong` from the converter's MLIR diagnostics
-    (`loc("X"): error: ...` or `error: loc("X"): ...`), type dumps left out; None if none."""
-    match = re.search(r'error: loc\("([^"]+)"\): (.+)', message) or \
-        re.search(r'loc\("([^"]+)"\)[^\n]*?: error: (.+)', message)
-    if match is None:
-        match = re.search(r"^(?:\S*: )?error: ()(.+)$", message, re.MULTILINE)
-        if match is None:
-            return None
-    node, what = match.group(1), match.group(2).strip()
-    what = re.split(r": (?=[!%]|tensor<)", what)[0].rstrip(":; ")
-    return f"node '{node}': {what}" if node else what

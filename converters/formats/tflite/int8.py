@@ -7,7 +7,6 @@ layers, without calibrating again."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 
 from graphfreeze.formats.tflite import selective
 
@@ -74,23 +73,33 @@ def ranked_layers(model: Int8Model, samples: list, graph_nodes, ranges: str | No
     return [r["tensor"] for r in rows if r["tensor"] not in model.nodes]
 
 
-def attach(artifact, model: Int8Model, local: str, graph_nodes):
-    """`artifact` with `quantized_layers(samples, ranges)` and `requantize(keep, ranges)`
-    (rewrites the staged file `local`); `ranges_tried` names the other activation ranges."""
+class Quantizer:
+    """An int8 artifact's handle for --quantize-until (see state.Artifact.quantizer): its
+    layers ranked by TensorFlow's debugger, and the artifact re-quantized from the same
+    calibration with layers kept in float (rewriting the staged file)."""
 
-    def requantize(keep: tuple[str, ...], ranges: str | None = None):
-        data = model.quantized(keep, ranges)
-        with open(local, "wb") as f:
-            f.write(data)
+    def __init__(self, artifact, model: Int8Model, graph_nodes):
+        self.artifact, self.model, self.graph_nodes = artifact, model, graph_nodes
+        self.range_choices = (model.ranges, *(r for r in selective.RANGES if r != model.ranges))
+
+    def layers(self, samples: list, ranges: str | None = None) -> list[str]:
+        return ranked_layers(self.model, samples, self.graph_nodes, ranges)
+
+    def requantize(self, keep: tuple[str, ...], ranges: str | None = None):
+        from graphfreeze.io.trees import artifact_digest
+
+        artifact, model = self.artifact, self.model
+        with open(artifact.staged, "wb") as f:
+            f.write(model.quantized(keep, ranges))
+        sha256, size = artifact_digest([artifact.staged])
         facts = {**artifact.facts, "keep_float": list(dict.fromkeys([*model.nodes, *keep,
                                                                      *model.ops])),
                  "calibration_ranges": ranges or model.ranges}
-        return dataclasses.replace(artifact, size=len(data),
-                                   sha256=hashlib.sha256(data).hexdigest(), facts=facts)
+        return dataclasses.replace(artifact, size=size, sha256=sha256, facts=facts)
 
-    return dataclasses.replace(
-        artifact, requantize=requantize,
-        quantized_layers=lambda samples, ranges=None: ranked_layers(model, samples, graph_nodes,
-                                                                    ranges),
-        range_choices=(model.ranges, *(r for r in selective.RANGES if r != model.ranges)),
-        facts={**artifact.facts, "calibration_ranges": model.ranges})
+
+def attach(artifact, model: Int8Model, graph_nodes):
+    """`artifact` with its Quantizer and the activation ranges it was quantized with."""
+    artifact = dataclasses.replace(artifact, facts={**artifact.facts,
+                                                    "calibration_ranges": model.ranges})
+    return dataclasses.replace(artifact, quantizer=Quantizer(artifact, model, graph_nodes))

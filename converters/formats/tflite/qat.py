@@ -44,7 +44,7 @@ def float_ops(data: bytes) -> list[str]:
     """Ops of a converted model that still compute in float (an output tensor float32/16):
     layers the QAT model left unquantized (no FakeQuant around them)."""
     import numpy as np
-    from graphfreeze.formats.tflite.runtime import interpreter
+    from graphfreeze.formats.tflite.interpreter import interpreter
 
     interp = interpreter(model_content=data)
     tensors = {d["index"]: d for d in interp.get_tensor_details()}

@@ -37,7 +37,7 @@ def quantize(calibrated: bytes, io_type: str = "int8", per_tensor: bool = False,
 
 def layers(calibrated: bytes) -> list[tuple[str, str]]:
     """(output tensor name, TFLite op name) of every op of a calibrated model."""
-    from graphfreeze.formats.tflite.runtime import interpreter
+    from graphfreeze.formats.tflite.interpreter import interpreter
 
     interp = interpreter(model_content=calibrated)
     tensors = {d["index"]: d["name"] for d in interp.get_tensor_details()}
@@ -93,7 +93,7 @@ def averaged_ranges(calibrated: bytes, samples: list, smoothing: float = SMOOTHI
     over every sample, which one outlier widens for every value: the quantizer then spends its
     256 steps on what the layer usually carries."""
     import numpy as np
-    from graphfreeze.formats.tflite.runtime import interpreter
+    from graphfreeze.formats.tflite.interpreter import interpreter
     from graphfreeze.process.quiet import native_stderr_off
     from tensorflow.lite.tools import flatbuffer_utils
 

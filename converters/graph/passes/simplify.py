@@ -16,9 +16,8 @@ from graphfreeze.graph.graphdefs import (
     tensor_name,
     with_nodes,
 )
+from graphfreeze.graph.ops import DROPPABLE_OPS
 
-PASS_THROUGH = ("Identity", "Snapshot", "StopGradient", "PreventGradient", "CheckNumerics",
-                "CheckNumericsV2", "Print", "EnsureShape", "DebugIdentity")
 _FRAME_OPS = ("Switch", "RefSwitch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond")
 _STRIP_ATTRS = ("_class", "_output_shapes", "_XlaCompile", "_XlaScope", "_XlaSeparateCompiledGradients")
 
@@ -60,7 +59,7 @@ def remove_identities(graph_def, keep: list[str], owned: bool = False) -> graph_
     protected = set(keep)
     mapping, drop = {}, set()
     for node in graph_def.node:
-        if node.op not in PASS_THROUGH or node.name in protected or not node.input:
+        if node.op not in DROPPABLE_OPS or node.name in protected or not node.input:
             continue
         source = tensor_name(*split_tensor(node.input[0]))
         src_node = by_name.get(split_tensor(source)[0])

@@ -36,8 +36,6 @@ def locate(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff",
     from graphfreeze.graph.graphdefs import topo_order
 
     artifact = state.artifact
-    if artifact.probe is None:
-        return {"available": False, "why": f"the {artifact.format} export gives no probe"}
     ref_graph, flag_feeds = reference_run(state)
     reference_nodes = {n.name: n for n in ref_graph.node}
     order = [n for n in topo_order(state.graph_def) if n.op not in SKIP_OPS]
@@ -45,11 +43,11 @@ def locate(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff",
               and reference_nodes[n.name].op not in SKIP_OPS]
     unmatched = [n.name for n in order if n.name not in reference_nodes]
     try:
-        got = artifact.probe(feeds, common)
+        got = artifact.open(keep=tuple(common)).tensors(feeds)
     except Exception as err:  # noqa: BLE001 -- a report beside the verdict: say why, go on
         from graphfreeze.errors import first_line
 
-        return {"available": False, "why": f"its {artifact.format} runtime cannot run it with "
+        return {"available": False, "why": f"its {artifact.format.name} runtime cannot run it with "
                                            f"every tensor kept ({first_line(err)})"}
     names = [c for c in common if c in got]
     expected = dict(zip(names, state.model.run_reference(ref_graph, {**feeds, **flag_feeds},

@@ -31,13 +31,14 @@ def quantize_until(state, options, ref, first: dict, check) -> tuple:
         steps.append(_step(k, candidate, report, ranges))
         return report["passed"]
 
-    ranges = artifact.range_choices[0] if artifact.range_choices else None
+    quantizer = artifact.quantizer
+    ranges = quantizer.range_choices[0] if quantizer.range_choices else None
     note(ranges, 0, artifact, first)
-    for other in artifact.range_choices[1:]:  # e.g. averaged ranges: no layer lost to float
+    for other in quantizer.range_choices[1:]:  # e.g. averaged ranges: no layer lost to float
         if rounds:
             rounds -= 1
             try:
-                candidate = artifact.requantize((), other)
+                candidate = quantizer.requantize((), other)
             except InputError:  # ranges this model cannot have: the layer search still can
                 continue
             if note(other, 0, candidate, check(candidate)):
@@ -45,10 +46,10 @@ def quantize_until(state, options, ref, first: dict, check) -> tuple:
     ranges = min((key for key in tried), key=lambda key: _score(tried[key][1]))[0]
     names = [i.name for i in artifact.inputs]
     samples = [[ref.feeds[n][k:k + 1] for n in names] for k in range(min(DEBUG_ROWS, ref.rows))]
-    ranked = list(artifact.quantized_layers(samples, ranges))
+    ranked = list(quantizer.layers(samples, ranges))
 
     def attempt(k: int) -> bool:
-        candidate = artifact.requantize(tuple(ranked[:k]), ranges)
+        candidate = quantizer.requantize(tuple(ranked[:k]), ranges)
         return note(ranges, k, candidate, check(candidate))
 
     fails, passes, k = 0, None, 1
@@ -84,7 +85,7 @@ def _chosen(artifact, tried: dict, steps: list, ranked: list, ranges, passes: in
     chosen, report = tried[ranges, passes]
     last = steps[-1]
     if (last["kept"], last.get("ranges")) != (passes, ranges):
-        chosen = artifact.requantize(tuple(ranked[:passes]), ranges)
+        chosen = artifact.quantizer.requantize(tuple(ranked[:passes]), ranges)
     search = {"kept_float": ranked[:passes], "steps": steps}
     if ranked:
         search["layers"] = len(ranked)

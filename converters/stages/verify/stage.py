@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from graphfreeze.errors import ConfigError, InputError, VerificationError
+from graphfreeze.errors import ConfigError, InputError, RunError, VerificationError
 from graphfreeze.stages.verify import judge
 from graphfreeze.stages.verify.diverge import lines, locate
 from graphfreeze.stages.verify.options import VerifyOptions
@@ -15,9 +15,10 @@ from graphfreeze.stages.verify.search import met_at_once, quantize_until, state_
 LOCATOR_ROWS = 8  # the divergence locator keeps every tensor: it runs on the first rows only
 
 
-def verdict(artifact, ref: Reference, options: VerifyOptions) -> dict:
-    """The verification report of `artifact` on `ref` (passed or not, and why)."""
-    got = chunked(artifact.run, ref.feeds, options.rows_per_run)
+def verdict(artifact, ref: Reference, options: VerifyOptions, session=None) -> dict:
+    """The verification report of `artifact` on `ref` (passed or not, and why), run in
+    `session` or its own; RunError when its runtime cannot run it."""
+    got = chunked((session or artifact.open()).run, ref.feeds, options.rows_per_run)
     tie = 2 * options.mean_tolerance if options.mean_tolerance is not None else 0.0
     metrics = {t.name: judge.output_metrics(t, e, g, options, tie)
                for t, e, g in zip(artifact.outputs, ref.expected, got, strict=True)}
@@ -43,14 +44,20 @@ def verdict(artifact, ref: Reference, options: VerifyOptions) -> dict:
 
 
 def run(state, options: VerifyOptions):
+    try:
+        return _run(state, options)
+    except RunError as err:
+        raise VerificationError(f"{state.artifact.path}: {err}, so it cannot be verified; "
+                                "nothing written (pass --no-verify to write it unverified)"
+                                ) from err
+
+
+def _run(state, options: VerifyOptions):
     artifact = state.artifact
-    if artifact.run is None:
-        raise ConfigError(f"target '{state.target}': its export stage gives no way to run the "
-                          "artifact, so it cannot be verified; pass --no-verify")
     # --quantize-until is the goal of artifacts that can keep layers in float (edge-int8); the
     # other targets of the run verify as they always do
     goal = options.quantize_target() if options.quantize_until is not None and \
-        artifact.requantize is not None else None
+        artifact.quantizer is not None else None
     options = learned_quantization(artifact, goal or options)
     unknown = sorted(options.named_outputs() - {n for t in artifact.outputs
                                                 for n in (t.name, t.name.rsplit(":", 1)[0])})

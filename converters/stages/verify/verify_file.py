@@ -4,12 +4,11 @@ against the golden outputs by its target's verification, without the original mo
 
 from __future__ import annotations
 
-import hashlib
-import json
-
-from graphfreeze.errors import ConfigError, InputError, VerificationError
+from graphfreeze.errors import ConfigError, InputError, RunError, VerificationError
 from graphfreeze.io import storage
+from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import flag_of, parse_options
+from graphfreeze.sidecar import read
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import TensorInfo
 
@@ -19,21 +18,18 @@ def _infos(entries: list[dict]) -> tuple[TensorInfo, ...]:
                             else tuple(e["shape"])) for e in entries)
 
 
-def read_sidecar(path: str) -> dict:
-    where = f"{path}.json"
-    if not storage.exists(where):
-        raise InputError(f"{path}: no sidecar {where}; verify needs the sidecar graphfreeze wrote "
-                         "beside the artifact (it names the inputs, outputs and target)")
-    try:
-        sidecar = json.loads(storage.read_bytes(where))
-    except ValueError as err:
-        raise InputError(f"{where}: not JSON ({err}); convert the model again") from err
-    missing = [k for k in ("target", "inputs", "outputs") if not isinstance(sidecar, dict)
-               or k not in sidecar]
+def check_digest(path: str, parts: list[str], recorded: str | None) -> None:
+    """The artifact's files are there and are those its sidecar's sha256 covers."""
+    missing = [p for p in parts if not storage.exists(p)]
     if missing:
-        raise InputError(f"{where}: not a graphfreeze sidecar (no {', '.join(missing)}); "
-                         "convert the model again")
-    return sidecar
+        raise InputError(f"{path}: {storage.basename(missing[0])} is missing; the artifact is "
+                         f"{' + '.join(storage.basename(p) for p in parts)}: copy them together")
+    digest, _ = artifact_digest(parts)
+    if recorded is not None and digest != recorded:
+        files = f" ({' + '.join(storage.basename(p) for p in parts)})" if len(parts) > 1 else ""
+        raise InputError(f"{path}: its bytes{files} are not those its sidecar records (sha256 "
+                         f"{digest[:12]}, sidecar "
+                         f"{recorded[:12]}); the file was changed after it was written")
 
 
 def verify_file(path: str, golden_dir: str, registry, overrides: dict) -> dict:
@@ -47,7 +43,7 @@ def verify_file(path: str, golden_dir: str, registry, overrides: dict) -> dict:
 
     if not storage.exists(path):
         raise InputError(f"{path}: not found; give an artifact graphfreeze wrote")
-    sidecar = read_sidecar(path)
+    sidecar = read(path)
     target = registry.target(sidecar["target"])
     fmt = next((registry.format_of(u.use) for u in target.stages if registry.format_of(u.use)),
                None)
@@ -60,23 +56,21 @@ def verify_file(path: str, golden_dir: str, registry, overrides: dict) -> dict:
     options = parse_options(VerifyOptions, {**use, **overrides}, f"target '{target.name}'",
                             lambda name: flag_of(VerifyOptions, name) if name in overrides
                             else name)
-    if not storage.isdir(path):
-        digest = hashlib.sha256(storage.read_bytes(path)).hexdigest()
-        if digest != sidecar.get("sha256", digest):
-            raise InputError(f"{path}: its bytes are not those its sidecar records (sha256 "
-                             f"{digest[:12]}, sidecar {sidecar['sha256'][:12]}); the file was "
-                             "changed after it was written")
+    check_digest(path, fmt.parts(path), sidecar.get("sha256"))
     inputs, outputs = _infos(sidecar["inputs"]), _infos(sidecar["outputs"])
     feeds, expected, labels = golden.load(golden_dir, inputs, outputs)
     facts = {k: sidecar[k] for k in ("quantization",) if k in sidecar}
     artifact = Artifact(path=path, sha256=sidecar.get("sha256", ""), size=sidecar.get("bytes", 0),
-                        format=fmt.name, inputs=inputs, outputs=outputs, facts=facts,
-                        run=fmt.runtime(path, inputs, outputs))
+                        format=fmt, inputs=inputs, outputs=outputs, facts=facts)
     options = learned_quantization(artifact, options)
     where = f"the golden inputs in {golden_dir}"
     ref = Reference(feeds, expected, labels, None, where)
     judge.original_is_finite(outputs, expected, where)
-    report = verdict(artifact, ref, options)
+    try:
+        report = verdict(artifact, ref, options, fmt.open(path, inputs, outputs, untrusted=True))
+    except RunError as err:
+        raise InputError(f"{path}: {err}; the file is not the artifact its sidecar describes, "
+                         f"or not one this machine's {fmt.name} runtime runs") from err
     if not report["passed"]:
         raise VerificationError(f"{path}: {report['failure']} against the golden outputs in "
                                 f"{golden_dir}; loosen --tolerance or convert the model again")

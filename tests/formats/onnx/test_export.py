@@ -25,13 +25,13 @@ def test_export_writes_a_checked_model_whose_runner_matches_the_frozen_graph(cnn
     done, txn = export(cnn, onnx_export.run, OnnxOptions(), path, "onnx")
     with txn:
         artifact = done.artifact
-        assert artifact.format == "onnx" and artifact.facts["external_data"] is None
+        assert artifact.format.name == "onnx" and artifact.facts["external_data"] is None
         assert artifact.facts["opset"] >= 13
         assert artifact.facts["onnx_node_count"] == sum(artifact.facts["onnx_op_counts"].values())
         assert "Conv" in artifact.facts["onnx_op_counts"]
         assert [(i.name, i.shape) for i in artifact.inputs] == [("images:0", (None, 16, 16, 3))]
         feeds = sample_inputs(artifact.inputs, 3, seed=2)
-        (got,) = artifact.run(feeds)  # onnx.checker, then onnxruntime on the staged file
+        (got,) = artifact.open().run(feeds)  # onnx.checker, then onnxruntime on the staged file
         (want,) = run_graph_def(cnn.graph_def, feeds, ["probs:0"])
         np.testing.assert_allclose(got, want, atol=1e-5)
         txn.commit()
@@ -105,7 +105,7 @@ def test_large_weights_go_to_an_external_data_file(cnn, tmp_path):
         assert artifact.facts["external_data"] == "ext.onnx.data"
         assert artifact.summary == ("weights in ext.onnx.data (keep it beside the model)",)
         feeds = sample_inputs(artifact.inputs, 2, seed=4)
-        (got,) = artifact.run(feeds)
+        (got,) = artifact.open().run(feeds)
         txn.commit()
     (want,) = run_graph_def(cnn.graph_def, feeds, ["probs:0"])
     np.testing.assert_allclose(got, want, atol=1e-5)

@@ -19,7 +19,7 @@ def test_sample_cnn_converts_and_verifies(samples, tmp_path, freeze):
     xml, weights = out / "model.ckpt-200.xml", out / "model.ckpt-200.bin"
     assert xml.read_bytes().startswith(b"<?xml") and weights.stat().st_size > 1000
     car = json.loads((out / "model.ckpt-200.xml.json").read_text())
-    assert car["format"] == "openvino_ir" and car["weights"] == "model.ckpt-200.bin"
+    assert car["format"] == "openvino" and car["weights"] == "model.ckpt-200.bin"
     check = car["verification"]
     assert check["passed"] and check["tolerance"] == 1e-4 and check["max_abs_diff"]["probs:0"] <= 1e-4
     assert check["divergence"]["compared"] >= 3  # the IR's own intermediate tensors

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from graphfreeze.formats.saved_model import export as saved_model
-from graphfreeze.formats.saved_model.export import SavedModelOptions, signature_key, variables_graph
+from graphfreeze.formats.saved_model.export import SavedModelOptions, variables_graph
+from graphfreeze.formats.saved_model.runtime import signature_key
 from graphfreeze.graph.session import run_graph_def
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.names import TensorRef
@@ -74,13 +75,13 @@ def test_export_writes_a_servable_savedmodel(cnn, tmp_path):
     done, txn = export(cnn, saved_model.run, SavedModelOptions(), path, "server")
     with txn:
         artifact = done.artifact
-        assert artifact.format == "saved_model"
+        assert artifact.format.name == "saved_model"
         assert artifact.facts["signature_inputs"] == {"images": "images:0"}
         assert artifact.facts["signature_outputs"] == {"probs": "probs:0"}
         assert artifact.facts["variables"] == 1 and artifact.facts["tags"] == ["serve"]
         assert artifact.summary == ("signature serving_default: inputs images; outputs probs",)
         feeds = sample_inputs(artifact.inputs, 3, seed=5)
-        (got,) = artifact.run(feeds)  # tf.saved_model.load of the staged directory
+        (got,) = artifact.open().run(feeds)  # tf.saved_model.load of the staged directory
         (want,) = run_graph_def(cnn.graph_def, feeds, ["probs:0"])
         np.testing.assert_allclose(got, want, atol=1e-6)
         assert not path.exists()

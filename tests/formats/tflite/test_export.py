@@ -10,8 +10,8 @@ import pytest
 from graphfreeze import convert
 from graphfreeze.errors import InputError
 from graphfreeze.formats.tflite import export as tflite
+from graphfreeze.formats.tflite.convert import converter_error_ops
 from graphfreeze.formats.tflite.export import TFLiteOptions
-from graphfreeze.formats.tflite.gaps import converter_error_ops
 from graphfreeze.graph.session import run_graph_def
 from graphfreeze.io import storage
 from graphfreeze.registry import Registry
@@ -51,7 +51,7 @@ def test_float_tflite_file_io_and_runner_match_the_frozen_graph(iris, tmp_path):
     done, txn = export(iris, tflite.run, TFLiteOptions(), path, "tflite")
     with txn:
         artifact = done.artifact
-        assert artifact.path == str(path) and artifact.format == "tflite"
+        assert artifact.path == str(path) and artifact.format.name == "tflite"
         assert not path.exists(), "staged, not in place before commit"
         assert [i.name for i in artifact.inputs] == ["x:0"]
         assert [(o.name, o.dtype, o.shape) for o in artifact.outputs] == [("probs:0", "float32",
@@ -62,7 +62,7 @@ def test_float_tflite_file_io_and_runner_match_the_frozen_graph(iris, tmp_path):
         assert io["inputs"]["x"]["scale"] == 0.0
         assert artifact.facts["quantize"] == "none" and artifact.facts["node_count"] > 0
         feeds = sample_inputs(artifact.inputs, 5, seed=3)
-        (got,) = artifact.run(feeds)  # runs the staged file
+        (got,) = artifact.open().run(feeds)  # runs the staged file
         (want,) = run_graph_def(iris.graph_def, feeds, ["probs:0"])
         assert got.shape == (5, 3)
         np.testing.assert_allclose(got, want, atol=1e-5)
@@ -83,7 +83,7 @@ def test_int8_quantizes_io_and_the_runner_dequantizes(iris, tmp_path):
         assert done.artifact.facts["calibration"] == "synthetic"
         assert any("synthetic random inputs" in w for w in done.notes["warnings"])
         feeds = sample_inputs(done.artifact.inputs, 16, seed=1)
-        (got,) = done.artifact.run(feeds)
+        (got,) = done.artifact.open().run(feeds)
         (want,) = run_graph_def(iris.graph_def, feeds, ["probs:0"])
         assert got.dtype == np.float32 and got.shape == want.shape
         assert np.abs(got - want).mean() < 0.1  # dequantized probabilities, not int8 codes

@@ -1,5 +1,5 @@
 """TFLite artifacts run in LiteRT's interpreter (ai_edge_litert), made in one place
-(graphfreeze.formats.tflite.runtime), with tf.lite.Interpreter only as the fallback; and why a Flex
+(graphfreeze.formats.tflite.interpreter), with tf.lite.Interpreter only as the fallback; and why a Flex
 model still cannot be verified: LiteRT has no Flex delegate."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from graphfreeze.errors import VerificationError
+from graphfreeze.errors import RunError
 from graphfreeze.formats.tflite import export as tflite
-from graphfreeze.formats.tflite import runtime as tflite_runtime
+from graphfreeze.formats.tflite import interpreter as tflite_runtime
 from graphfreeze.formats.tflite.export import TFLiteOptions
 from graphfreeze.tensors import sample_inputs
 
@@ -55,7 +55,7 @@ def test_the_stage_runs_and_reads_its_artifact_with_litert(iris, tmp_path, made)
     with batch:
         assert len(made) == 1, "io_types read the flatbuffer through tflite_runtime"
         feeds = sample_inputs(done.artifact.inputs, 3, seed=1)
-        (got,) = done.artifact.run(feeds)
+        (got,) = done.artifact.open().run(feeds)
         assert len(made) == 2, "the verify runner made its interpreter through tflite_runtime"
         assert all(type(i).__module__ == "ai_edge_litert.interpreter" for i in made)
         assert got.shape == (3, 3)
@@ -67,7 +67,7 @@ def test_int8_artifacts_run_in_litert_too(iris, tmp_path, made):
     options = TFLiteOptions(quantize="int8", calibration_samples=8, layer_report=False)
     done, batch = export(iris, tflite.run, options, tmp_path / "q.tflite", "edge-int8")
     with batch:
-        (got,) = done.artifact.run(sample_inputs(done.artifact.inputs, 4, seed=2))
+        (got,) = done.artifact.open().run(sample_inputs(done.artifact.inputs, 4, seed=2))
         assert got.dtype == np.float32 and got.shape == (4, 3)  # dequantized
     assert {type(i).__module__ for i in made} == {"ai_edge_litert.interpreter"}
 
@@ -99,10 +99,10 @@ def test_litert_cannot_run_flex_models_so_verify_asks_for_no_verify(sample, free
         interp.allocate_tensors()
 
 
-def test_the_runner_turns_the_flex_refusal_into_a_verification_error(samples, tmp_path):
+def test_the_runtime_turns_the_flex_refusal_into_a_run_error(samples, tmp_path):
     state = graph_state(samples / "iris_odd_op", outputs=("flex_only",))
     done, batch = export(state, tflite.run, TFLiteOptions(allow_tf_ops=True),
                          tmp_path / "f.tflite", "tflite")
     with batch:
-        with pytest.raises(VerificationError, match="cannot be verified here; pass --no-verify"):
-            done.artifact.run(sample_inputs(done.artifact.inputs, 2, seed=0))
+        with pytest.raises(RunError, match="uses TensorFlow .Flex. ops.*cannot run"):
+            done.artifact.open().run(sample_inputs(done.artifact.inputs, 2, seed=0))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from graphfreeze.errors import InputError
 from graphfreeze.formats.tflite import export as tflite
-from graphfreeze.formats.tflite import runtime as tflite_runtime
+from graphfreeze.formats.tflite import interpreter as tflite_runtime
 from graphfreeze.formats.tflite.export import TFLiteOptions
 from graphfreeze.tensors import TensorInfo, sample_inputs
 
@@ -74,7 +74,7 @@ def test_an_artifact_litert_cannot_run_is_one_line(iris, tmp_path):
     assert "\n" not in str(err.value) and str(err.value)
     done, batch = export(iris, tflite.run, TFLiteOptions(), tmp_path / "out.tflite", "tflite")
     with batch:
-        assert done.artifact.run(sample_inputs(done.artifact.inputs, 3, 0))[0].shape == (3, 3)
+        assert done.artifact.open().run(sample_inputs(done.artifact.inputs, 3, 0))[0].shape == (3, 3)
 
 
 def test_unknown_rank_suggests_a_shape_that_keeps_verification():

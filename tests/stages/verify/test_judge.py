@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from graphfreeze.errors import ConfigError
 from graphfreeze.stages import verify
 from graphfreeze.stages.verify import VerifyOptions, failure
 from graphfreeze.stages.verify.metrics import compare
-from graphfreeze.state import Artifact, State
+from graphfreeze.state import Artifact
 
 
 def test_metrics_and_each_threshold():
@@ -31,21 +30,13 @@ def test_metrics_and_each_threshold():
     assert compare(expected, got[:2])["max_abs_diff"] == float("inf")  # shape mismatch
 
 
-def test_an_artifact_no_stage_can_run_is_a_config_error():
-    artifact = Artifact(path="m.bin", sha256="", size=0, format="custom", inputs=(), outputs=())
-    state = State(model=None, outputs=(), inputs=(), flags={}, target="custom",
-                  artifact=artifact)
-    with pytest.raises(ConfigError, match="target 'custom'.*cannot be verified; pass --no-verify"):
-        verify.run(state, VerifyOptions())
-
-
 def test_an_artifact_quantized_with_learned_ranges_is_judged_as_quantized_targets_are():
     """A QAT model's int8 artifact computes in integers where the original simulates them in
     float: the float targets' max |diff| gives way to edge-int8's mean tolerance; a target that
     sets its own mean tolerance keeps it."""
-    qat = Artifact(path="m.tflite", sha256="", size=0, format="tflite", inputs=(), outputs=(),
+    qat = Artifact(path="m.tflite", sha256="", size=0, format=None, inputs=(), outputs=(),
                    facts={"quantization": "qat (ranges learned in training)"})
-    plain = Artifact(path="m.tflite", sha256="", size=0, format="tflite", inputs=(), outputs=())
+    plain = Artifact(path="m.tflite", sha256="", size=0, format=None, inputs=(), outputs=())
     judged = verify.learned_quantization(qat, VerifyOptions(tolerance=1e-4))
     assert judged.tolerance == float("inf") and judged.mean_tolerance == 0.05
     assert verify.learned_quantization(plain, VerifyOptions(tolerance=1e-4)).tolerance == 1e-4

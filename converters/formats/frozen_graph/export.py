@@ -1,4 +1,4 @@
-"""export_pb: the frozen GraphDef as deterministic bytes, checked to load in stock TensorFlow."""
+"""export_frozen_graph: the frozen GraphDef as deterministic bytes, checked to load in stock TensorFlow."""
 
 from __future__ import annotations
 
@@ -7,23 +7,21 @@ import hashlib
 from dataclasses import dataclass
 
 from graphfreeze.errors import OutputError
-from graphfreeze.formats.frozen_pb.latency import frozen_latency
-from graphfreeze.formats.frozen_pb.probe import frozen_probe
+from graphfreeze.formats.frozen_graph.runtime import open_frozen
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, check_public_ops, serialize_chunks
 from graphfreeze.graph.skeleton import is_big_const
-from graphfreeze.plugins import Stage
+from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
 
 
 @dataclass(frozen=True)
-class ExportPbOptions:
+class FrozenGraphOptions:
     max_bytes: int = PROTOBUF_LIMIT
 
 
-def run(state, options: ExportPbOptions):
+def run(state, options: FrozenGraphOptions):
     from graphfreeze.graph.graphdefs import op_counts, topo_order
-    from graphfreeze.graph.skeleton import run_frozen
 
     graph_def = state.graph_def
     too_big = OutputError(f"{state.output_path}: the frozen graph is over the 2 GiB limit of one "
@@ -42,16 +40,12 @@ def run(state, options: ExportPbOptions):
                 raise too_big
             yield chunk
 
-    state.files.put(state.output_path, chunks())
+    staged = state.files.put(state.output_path, chunks())  # hashed as it streams
     inputs, outputs = io_infos(state)
     artifact = Artifact(
-        path=state.output_path, sha256=digest.hexdigest(), size=written[0],
-        format="frozen_graph_pb",
-        inputs=inputs, outputs=outputs,
+        path=state.output_path, sha256=digest.hexdigest(), size=written[0], format=FORMAT,
+        inputs=inputs, outputs=outputs, staged=staged, loaded=graph_def,
         facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)},
-        run=lambda feeds: run_frozen(graph_def, feeds, [t.name for t in state.outputs]),
-        probe=frozen_probe(graph_def),
-        latency=frozen_latency(graph_def, inputs, outputs),
         summary=(f"android: feed({', '.join(repr_node(t) for t in inputs)}), "
                  f"fetch({', '.join(repr_node(t) for t in outputs)})",))
     return dataclasses.replace(state, artifact=artifact)
@@ -61,5 +55,6 @@ def repr_node(info) -> str:
     return f'"{info.name.rsplit(":", 1)[0]}"'
 
 
-STAGE = Stage("export_pb", run, "graph", "artifact", ExportPbOptions,
+STAGE = Stage("export_frozen_graph", run, "graph", "artifact", FrozenGraphOptions,
               "serialize the frozen GraphDef (.pb), deterministic bytes", suffix=".pb")
+FORMAT = Format("frozen_graph", STAGE, open=open_frozen)

@@ -14,7 +14,8 @@ import pytest
 
 @pytest.fixture(scope="module")
 def written(samples, tmp_path_factory):
-    """A folder with the sample CNN's android, server, tflite and onnx artifacts and golden/."""
+    """A folder with the sample CNN's artifacts of every format and golden/: onnx-fp16's weights
+    in an external-data file, openvino's in its .bin (both artifacts of two files)."""
     from graphfreeze.convert import Request, execute, prepare
 
     out = tmp_path_factory.mktemp("written")
@@ -22,14 +23,26 @@ def written(samples, tmp_path_factory):
     np.savez(out / "val.npz", images=rng.standard_normal((12, 16, 16, 3)).astype(np.float32),
              labels=rng.integers(0, 5, 12))
     execute(prepare(Request(str(samples / "cnn_v2" / "model.ckpt-200"), outputs=("probs",),
-                            targets=("android", "server", "tflite", "onnx"),
+                            targets=("android", "server", "tflite", "onnx", "onnx-fp16",
+                                     "openvino"),
+                            target_options={"onnx-fp16": {"external_data_bytes": 0}},
                             output=f"{out}/", overrides={"verify_data": str(out / "val.npz"),
                                                          "save_golden": str(out / "golden")})))
     return out
 
 
-@pytest.mark.parametrize("name", ["model.ckpt-200.pb", "model.ckpt-200.savedmodel",
-                                  "model.ckpt-200.tflite", "model.ckpt-200.onnx"])
+EVERY_FORMAT = ["model.ckpt-200.pb", "model.ckpt-200.savedmodel", "model.ckpt-200.tflite",
+                "model.ckpt-200.onnx", "model.ckpt-200.onnx-fp16.onnx", "model.ckpt-200.xml"]
+
+
+def test_every_format_is_written():
+    from graphfreeze.registry import Registry
+
+    suffixes = {f.export.suffix for f in Registry.default(plugins=False).formats()}
+    assert suffixes == {"." + name.rsplit(".", 1)[1] for name in EVERY_FORMAT}
+
+
+@pytest.mark.parametrize("name", EVERY_FORMAT)
 def test_each_format_verifies_against_golden_outputs(written, freeze, name):
     result = freeze("verify", written / name, "--golden", written / "golden")
     assert result.exit_code == 0, result.output
@@ -84,7 +97,7 @@ def test_changed_foreign_and_hostile_files_are_one_line(written, hostile_models,
     car["sha256"] = hashlib.sha256(garbage.read_bytes()).hexdigest()
     (tmp_path / "g.onnx.json").write_text(json.dumps(car))
     result = freeze("verify", garbage, "--golden", written / "golden")
-    assert result.exit_code == 3 and "not an ONNX model onnxruntime runs" in result.output
+    assert result.exit_code == 3 and "not an ONNX model" in result.output, result.output
     other = tmp_path / "other"
     from graphfreeze.convert import Request, execute, prepare
 
@@ -110,3 +123,37 @@ def test_from_the_models_own_folder_with_relative_paths(samples, freeze, tmp_pat
     assert (folder / "golden" / "golden.npz").exists() and (folder / "m.tflite").exists()
     result = freeze("verify", "m.tflite", "--golden", "golden")
     assert result.exit_code == 0 and "passed against the golden inputs in golden" in result.output
+
+
+@pytest.mark.parametrize("name,part", [
+    ("model.ckpt-200.xml", "model.ckpt-200.bin"),
+    ("model.ckpt-200.onnx-fp16.onnx", "model.ckpt-200.onnx-fp16.onnx.data")])
+def test_an_artifact_of_two_files_is_checked_whole(written, freeze, tmp_path, name, part):
+    """The sidecar's sha256 covers both files: a missing or changed second file is one line."""
+    for file in (name, f"{name}.json", part):
+        shutil.copy(written / file, tmp_path / file)
+    assert freeze("verify", tmp_path / name, "--golden", written / "golden").exit_code == 0
+    (tmp_path / part).write_bytes((tmp_path / part).read_bytes()[:-4] + b"\0\0\0\1")
+    result = freeze("verify", tmp_path / name, "--golden", written / "golden")
+    assert result.exit_code == 3, result.output
+    assert f"its bytes ({name} + {part}) are not those its sidecar records" in result.output
+    (tmp_path / part).unlink()
+    result = freeze("verify", tmp_path / name, "--golden", written / "golden")
+    assert result.exit_code == 3, result.output
+    assert f"{part} is missing; the artifact is {name} + {part}: copy them together" \
+        in result.output
+
+
+def test_a_schema_1_sidecar_still_verifies(written, freeze, tmp_path):
+    """Sidecars written before schema 2 named the formats frozen_graph_pb and openvino_ir."""
+    for name, old in (("model.ckpt-200.xml", "openvino_ir"), ("model.ckpt-200.pb", "frozen_graph_pb")):
+        stem = name.rsplit(".", 1)[0]
+        for file in {name, f"{stem}.bin"} if name.endswith(".xml") else {name}:
+            shutil.copy(written / file, tmp_path / file)
+        car = json.loads((written / f"{name}.json").read_text())
+        assert car["schema_version"] == 2 and car["format"] in ("openvino", "frozen_graph")
+        (tmp_path / f"{name}.json").write_text(json.dumps({**car, "schema_version": 1,
+                                                           "format": old}))
+        result = freeze("verify", tmp_path / name, "--golden", written / "golden", "--json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["format"] == car["format"]

@@ -45,7 +45,7 @@ def test_graph_over_the_protobuf_limit_is_refused_before_writing(sample, tmp_pat
     registry.add_target(parse_target({
         "schema_version": 1, "name": "tiny-limit", "description": "android with a 1 KB limit",
         "stages": [{"use": "freeze_variables"}, {"use": "strip_training"},
-                   {"use": "optimize_for_inference"}, {"use": "export_pb", "max_bytes": 1024}]},
+                   {"use": "optimize_for_inference"}, {"use": "export_frozen_graph", "max_bytes": 1024}]},
         "test"))
     out_dir = tmp_path / "out"
     out_dir.mkdir()

@@ -1,0 +1,50 @@
+"""OpenVINO's TensorFlow frontend (`ov.convert_model`) on a GraphDef, and its errors read: the
+"No conversion rule found for operations: A, B" summary it gives for a graph it cannot convert."""
+
+from __future__ import annotations
+
+import re
+
+from graphfreeze.errors import InputError, first_line
+
+# its summary: ops with no rule, and ops whose rule failed (e.g. a variable not yet frozen)
+_NO_RULE = re.compile(r"(?:No conversion rule found for operations?|Conversion is failed for): "
+                      r"([^\n]+)")
+
+
+def unconverted_ops(message: str) -> list[str]:
+    """The op types an OpConversionFailure's summary names ([] when it names none)."""
+    found = {op.strip() for match in _NO_RULE.finditer(message)
+             for op in match.group(1).split(",") if op.strip()}
+    return sorted(found)
+
+
+def convert(graph_def, inputs=None, outputs=None):
+    """`ov.convert_model` on a GraphDef; OpConversionFailure is raised as is."""
+    import openvino as ov
+
+    kwargs = {}
+    if inputs:
+        kwargs["input"] = [(name, ov.PartialShape([-1 if d is None else d for d in shape])
+                            if shape is not None else ov.PartialShape.dynamic())
+                           for name, shape in inputs]
+    if outputs:
+        kwargs["output"] = list(outputs)
+    return ov.convert_model(graph_def, **kwargs)
+
+
+def to_ir(graph_def, where: str, inputs, outputs):
+    """The OpenVINO model of a frozen graph, inputs and outputs (TensorInfos) named and shaped;
+    ops OpenVINO cannot take are one line naming the nodes."""
+    from graphfreeze.graph.skeleton import run_frozen  # noqa: F401 -- TensorFlow's env first
+
+    try:
+        return convert(graph_def, [(i.name, i.shape) for i in inputs], [o.name for o in outputs])
+    except Exception as err:  # noqa: BLE001 -- OpConversionFailure and other frontend errors
+        ops = unconverted_ops(str(err))
+        if ops:
+            nodes = [f"{n.name} ({n.op})" for n in graph_def.node if n.op in ops][:5]
+            raise InputError(f"{where}: OpenVINO cannot convert op(s) "
+                             f"{', '.join(ops)} (node {', '.join(nodes)}); use another target"
+                             ) from err
+        raise InputError(f"{where}: OpenVINO cannot convert the graph: {first_line(err)}") from err

@@ -1,0 +1,175 @@
+"""TensorFlow's TFLiteConverter on a frozen graph, and its failures read: the ops it names
+(`tf.X` neither a custom op nor a flex op, the Select/Custom summaries) and the node and words
+of its MLIR diagnostics, which it prints to the native stderr rather than into the exception."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import TYPE_CHECKING
+
+from graphfreeze.errors import InputError, first_line
+from graphfreeze.formats.tflite.qat import is_qat, qat_converter
+from graphfreeze.formats.tflite.selective import calibrate
+from graphfreeze.formats.tflite.tensor_lists import static_element_shapes
+
+if TYPE_CHECKING:
+    from graphfreeze.formats.tflite.export import TFLiteOptions
+
+
+def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
+    """TFLiteConverter for `options`; int8 calibrates on `samples` (default: from options)."""
+    import tensorflow as tf
+
+    shapes = [(ref.node, [1 if d is None else d for d in info.shape])
+              for ref, info in zip(state.inputs, inputs, strict=True)]
+    if shapes:  # recurrent loops' TensorLists get the element shapes these inputs give
+        graph_def = static_element_shapes(graph_def, dict(shapes))
+    if learned_ranges(graph_def, options):
+        conv = qat_converter(graph_def, [(ref.name, info.dtype, shape) for ref, info, (_, shape)
+                                         in zip(state.inputs, inputs, shapes, strict=True)],
+                             [ref.name for ref in state.outputs], options.quantize == "int8")
+        ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+        if samples is not None:  # a partly QAT model: its other layers are calibrated
+            conv.representative_dataset = lambda: iter(samples)
+            ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.target_spec.supported_ops = ops + ([tf.lite.OpsSet.SELECT_TF_OPS]
+                                                if options.allow_tf_ops else [])
+        return conv
+    if shapes:
+        conv = tf.compat.v1.lite.TFLiteConverter(
+            graph_def, None, None, input_arrays_with_shape=shapes,
+            output_arrays=[ref.node for ref in state.outputs])
+    else:  # no inputs (output = variable * 2): the converter takes arrays only with inputs
+        from graphfreeze.graph.session import import_graph
+
+        graph = import_graph(graph_def)
+        conv = tf.compat.v1.lite.TFLiteConverter(
+            graph_def, [], [graph.get_tensor_by_name(ref.name) for ref in state.outputs])
+    ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+    if options.quantize == "fp16":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.target_spec.supported_types = [tf.float16]
+    elif options.quantize == "dynamic":
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    elif options.quantize in ("int8", "int16x8"):
+        if samples is None:
+            samples = options.samples(inputs)
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = lambda: iter(samples)
+        conv._experimental_disable_per_channel = options.per_tensor  # noqa: SLF001
+        int16 = options.quantize == "int16x8"
+        ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8
+               if int16 else tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        io = tf.float32 if options.io_type == "float" else tf.int16 if int16 else \
+            tf.uint8 if options.io_type == "uint8" else tf.int8
+        conv.inference_input_type = conv.inference_output_type = io
+        if options.quantize == "int8":  # calibrated only: `int8` quantizes it (--keep-float)
+            calibrate(conv)
+    if options.allow_tf_ops:
+        ops.append(tf.lite.OpsSet.SELECT_TF_OPS)
+    conv.target_spec.supported_ops = ops
+    return conv
+
+
+def learned_ranges(graph_def, options: TFLiteOptions) -> bool:
+    """A quantization-aware-trained graph (FakeQuant ops) on an integer or float target: it
+    converts as TensorFlow converts QAT models, int8 with the ranges it learned (fp16 keeps the
+    float conversion)."""
+    return options.quantize != "fp16" and is_qat(graph_def)
+
+
+def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
+    conv = converter(state.graph_def, state, options, inputs, samples)
+    return run_converter(conv, state.model.graph_file, options.allow_tf_ops)
+
+
+def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:
+    """conv.convert(); a converter that fails on the model is an InputError naming the op(s) it
+    cannot take, or the node and the converter's own words (its MLIR diagnostics)."""
+    with captured_native_stderr() as log:
+        try:
+            return conv.convert()
+        except Exception as err:  # noqa: BLE001 -- ConverterError, ValueError, RuntimeError
+            failure = err
+    text = f"{failure}\n{log[0] if log else ''}"
+    flex, nowhere = converter_error_ops(text)
+    if nowhere:
+        raise InputError(
+            f"{where}: TFLite has no kernel for op(s) {', '.join(nowhere)}, not even with "
+            "--allow-tf-ops; leave them out of --outputs or use another target") from failure
+    if flex and not allow_tf_ops:
+        raise InputError(
+            f"{where}: TFLite builtins cannot take op(s) {', '.join(flex)}; pass --allow-tf-ops "
+            "to run them with TensorFlow kernels (SELECT_TF_OPS, a bigger runtime), or use "
+            "another target") from failure
+    why = converter_failure(text) or first_line(failure)
+    raise InputError(f"{where}: the TFLite converter fails on the model at {why}; leave that "
+                     "part out of --outputs, or use another target") from failure
+
+
+def converter_error_ops(message: str) -> tuple[list[str], list[str]]:
+    """(ops SELECT_TF_OPS would run, ops no TFLite kernel runs) from a converter error.
+
+    TF 2.21 says "'tf.X' op is neither a custom op nor a flex op" of every op outside the allowed
+    sets; its summary lines tell them apart: `TF Select ops: A, B` (Flex runs them) and `Custom
+    ops: C` (nothing does). Without those lines, the wording alone decides."""
+    select = _listed(message, "TF Select ops")
+    custom = _listed(message, "Custom ops")
+    found = set(re.findall(r"\btf\.([A-Z]\w*)", message))
+    found |= set(re.findall(r"\bFlex([A-Z]\w*)", message))
+    if select or custom:
+        return sorted((found | select) - (custom - select)), sorted(custom - select)
+    nowhere = set(re.findall(r"tf\.([A-Z]\w*)'? op is neither a custom op nor a flex op", message))
+    return sorted(found - nowhere), sorted(nowhere)
+
+
+def _listed(message: str, label: str) -> set[str]:
+    """Op names on a converter summary line `LABEL: A, B`."""
+    return {op for line in re.findall(rf"^{label}: (.*)$", message, re.MULTILINE)
+            for op in re.findall(r"[A-Z]\w*", line)}
+
+
+@contextlib.contextmanager
+def captured_native_stderr():
+    """File descriptor 2 into a temporary file inside the block (the MLIR converter prints its
+    diagnostics there, not into the exception); yields a list that holds the text at exit. The
+    text is echoed to stderr when logs are on (--debug), dropped otherwise."""
+    import os
+    import sys
+    import tempfile
+    import warnings
+
+    from graphfreeze.process.quiet import logs_off
+
+    text: list[str] = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                yield text
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            text.append(sink.read().decode("utf-8", "replace"))
+            if not logs_off():
+                sys.stderr.write(text[0])
+
+
+def converter_failure(message: str) -> str | None:
+    """`node 'X': 'tfl.op' op what went wrong` from the converter's MLIR diagnostics
+    (`loc("X"): error: ...` or `error: loc("X"): ...`), type dumps left out; None if none."""
+    match = re.search(r'error: loc\("([^"]+)"\): (.+)', message) or \
+        re.search(r'loc\("([^"]+)"\)[^\n]*?: error: (.+)', message)
+    if match is None:
+        match = re.search(r"^(?:\S*: )?error: ()(.+)$", message, re.MULTILINE)
+        if match is None:
+            return None
+    node, what = match.group(1), match.group(2).strip()
+    what = re.split(r": (?=[!%]|tensor<)", what)[0].rstrip(":; ")
+    return f"node '{node}': {what}" if node else what

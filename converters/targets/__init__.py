@@ -1,1 +1,0 @@
-"""Built-in targets, declared as data in the *.toml files beside this module."""
