@@ -82,8 +82,10 @@ def local_copy(path: str) -> tuple[str, str | None]:
 
 
 def _missing_object(err: Exception) -> str | None:
-    match = re.search(r"(?:Could not locate (?:class|function)|Unknown (?:layer|object)"
-                      r"(?: type)?:?)\s*'?([\w.>]+)'?", str(err))
+    """The name of the object a Keras load error says it cannot find: `Could not locate class
+    'X'` (Keras 3), `Unknown layer: 'X'`, `Unknown None: 'X'` (tf_keras, e.g. a tfmot
+    QuantizeConfig, whatever kind of object)."""
+    match = re.search(r"(?:Could not locate \w+|Unknown [\w ]+?:)\s*'?([\w.>]+)'?", str(err))
     return match.group(1).split(">")[-1] if match else None
 
 
