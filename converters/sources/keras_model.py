@@ -255,6 +255,18 @@ class KerasSource(Source):
     def load(self, path: str, options: KerasOptions, unsafe: bool):
         return load(path, options.custom_objects, unsafe)
 
+    def scan(self, path: str, options: KerasOptions) -> list[InputError]:
+        """The layer config, read without Keras: structure, Lambda and host-touching layers."""
+        from graphfreeze.sources.base import faults
+
+        local, tmp = local_copy(path)  # Keras files are read locally
+        try:
+            config = read_keras_config(local)  # parses and checks the config's structure
+        finally:
+            if tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
+        return faults(check_keras_config, config, path)
+
     def describe(self, path: str, options: KerasOptions, unsafe: bool) -> dict:
         """From the loaded model and its traced (not frozen) inference graph."""
         from graphfreeze.graph.graphdefs import op_counts

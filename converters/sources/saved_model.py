@@ -165,9 +165,22 @@ class SavedModelSource(Source):
     def files(self, path: str, options: SavedModelOptions) -> list[str]:
         return super().files(saved_model_dir(path), options)
 
+    def scan(self, path: str, options: SavedModelOptions) -> list[InputError]:
+        """Every meta graph (--tag may pick any): its structure, host ops outside the saver and
+        assets outside the model (saved_model_safety.py)."""
+        from graphfreeze.graph.checks.saved_model_safety import check_saved_model
+        from graphfreeze.sources.base import faults
+
+        folder = saved_model_dir(path)
+        found = []
+        for meta in read_saved_model_proto(folder).meta_graphs:
+            check_graph_def(meta.graph_def, storage.join(folder, "saved_model.pb"))
+            found += faults(check_saved_model, meta, folder, folder)
+        return found
+
     def describe(self, path: str, options: SavedModelOptions, unsafe: bool) -> dict:
         from graphfreeze.graph.graphdefs import op_counts
-        from graphfreeze.sources.checkpoint import read_index
+        from graphfreeze.sources.checkpoint_files import read_index
         from graphfreeze.sources.describe import total_size
 
         path = saved_model_dir(path)
