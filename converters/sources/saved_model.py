@@ -117,6 +117,9 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default",
     model = FunctionModel("saved_model", path, graph_file, graph_def, input_keys, output_keys,
                           call)
     model.loaded = loaded  # keeps the variables the reference call reads alive
+    if any(n.user_object.identifier.startswith("_tf_keras_") for n in meta.object_graph_def.nodes
+           if n.WhichOneof("kind") == "user_object"):
+        model.notes["keras"] = "tf_keras"  # how its layers' ops are named (layer_names)
     return model
 
 

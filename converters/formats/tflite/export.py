@@ -188,7 +188,8 @@ def run(state, options: TFLiteOptions):
     data = convert(state, options, inputs, samples)
     model = None
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
-        model = int8.build(data, options, state.model.graph_file, samples)
+        model = int8.build(data, options, state.model.graph_file, samples,
+                           state.model.notes.get("keras"))
         data = model.quantized()
     rest = float_ops(data) if qat and options.quantize == "int8" else []
     if rest:  # partly QAT (annotated layers): calibrate what has no learned ranges
