@@ -42,8 +42,8 @@ class TFLiteOptions(CalibrationOptions):
                                      "(SELECT_TF_OPS).")
     keep_float: tuple[str, ...] = option(
         (), flag="--keep-float", metavar="NAMES",
-        help="edge-int8: keep these in float: node names, regular expressions or op types "
-             "(CONV_2D), comma-separated or repeated.")
+        help="edge-int8: keep these in float: Keras layer or node names, regular expressions "
+             "or op types (CONV_2D), comma-separated or repeated.")
     per_tensor: bool = option(False, flag="--per-tensor",
                               help="Integer targets: one scale per tensor, not per channel.")
     io_type: str = option("int8", flag="--io-type", metavar="int8|uint8|float",
