@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import click
+from graphfreeze_cli.cache import cache_option
 
 
 @click.command("batch")
@@ -17,8 +18,7 @@ import click
 @click.option("--out-dir", metavar="DIR", help="PATH mode: artifacts go to DIR/NAME/ (dist).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Worker processes (default: what cores and memory allow).")
-@click.option("--cache", "cache_dir", metavar="DIR",
-              help="Cache folder, local, gs:// or ram:// (default: ~/.cache/graphfreeze).")
+@cache_option
 @click.option("--no-cache", is_flag=True, help="Convert everything; read and write no cache.")
 @click.option("--shard", metavar="K/N", help="Take shard K of N (stable, by job name).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",

@@ -1,5 +1,6 @@
 """`freeze cache ls|prune [CACHE]`: what a batch cache (local or gs://) holds, and removing the
-least recently used entries. Thin: graphfreeze.batch.cache_admin does the work."""
+least recently used entries. Thin: graphfreeze.batch.cache_admin does the work; this parses
+and prints."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import time
 
 import click
 
-CACHE_HELP = "a cache folder or gs://BUCKET/PREFIX (default: ~/.cache/graphfreeze)"
+# `freeze batch --cache` and `freeze cache ls|prune --cache` name the same thing, declared once
+cache_option = click.option(
+    "--cache", "cache_dir", metavar="DIR",
+    help="Cache folder, local, gs:// or ram:// (default: ~/.cache/graphfreeze).")
 
 
 @click.group("cache")
@@ -18,22 +22,33 @@ def cache_command():
     Examples:
       freeze cache ls gs://my-bucket/graphfreeze-cache
       freeze cache prune --max-size 10GB
-      freeze cache prune gs://my-bucket/graphfreeze-cache --older-than 30d --dry-run
+      freeze cache prune --cache gs://my-bucket/graphfreeze-cache --older-than 30d --dry-run
     """
 
 
-@cache_command.command("ls")
-@click.argument("cache", required=False, metavar="[CACHE]")
+def _cache_argument(command):
+    """CACHE as an argument, or --cache as `freeze batch` takes it."""
+    command = click.argument("cache", required=False, metavar="[CACHE]")(command)
+    return cache_option(command)
+
+
+@cache_command.command("ls", short_help="List the entries and the totals.")
+@_cache_argument
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
-def ls_command(cache, debug):
-    """List the entries (least recently used first) and the totals. CACHE: """ + CACHE_HELP + "."
+def ls_command(cache, cache_dir, debug):
+    """List the entries, least recently used first, and the totals.
+
+    CACHE (or --cache): a cache folder or gs://BUCKET/PREFIX (default: ~/.cache/graphfreeze).
+    """
     from graphfreeze_cli.running import run
 
-    def list_them():
-        from graphfreeze.batch.cache_admin import entries
+    cache = _one(cache, cache_dir)
 
-        folder = _folder(cache)
-        found = entries(folder)
+    def list_them():
+        from graphfreeze.batch import cache_admin
+
+        folder = cache_admin.folder_of(cache)
+        found = cache_admin.entries(folder)
         now = time.time()
         if found:
             click.echo(f"{'KEY':<12}  {'JOB':<20}  {'TARGETS':<28}  {'SIZE':>9}  LAST USED")
@@ -47,19 +62,24 @@ def ls_command(cache, debug):
     run(list_them, debug, private_tmp=False)
 
 
-@cache_command.command("prune")
-@click.argument("cache", required=False, metavar="[CACHE]")
+@cache_command.command("prune",
+                       short_help="Remove the least recently used or unused entries.")
+@_cache_argument
 @click.option("--max-size", metavar="SIZE",
               help="Remove the least recently used entries until the cache is under SIZE (10GB).")
 @click.option("--older-than", metavar="AGE",
               help="Remove the entries not used within AGE (30d, 12h, 2w).")
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
-def prune_command(cache, max_size, older_than, dry_run, debug):
-    """Remove entries: least recently used first down to --max-size, and/or those not used
-    within --older-than. CACHE: """ + CACHE_HELP + "."
+def prune_command(cache, cache_dir, max_size, older_than, dry_run, debug):
+    """Remove the least recently used entries down to --max-size, and/or those not used within
+    --older-than.
+
+    CACHE (or --cache): a cache folder or gs://BUCKET/PREFIX (default: ~/.cache/graphfreeze).
+    """
     from graphfreeze_cli.running import run
 
+    cache = _one(cache, cache_dir)
     if max_size is None and older_than is None:
         raise click.UsageError("give --max-size SIZE and/or --older-than AGE")
 
@@ -68,32 +88,22 @@ def prune_command(cache, max_size, older_than, dry_run, debug):
 
         size = cache_admin.parse_size(max_size) if max_size is not None else None
         age = cache_admin.parse_age(older_than) if older_than is not None else None
-        folder = _folder(cache)
-        found = cache_admin.entries(folder)
+        folder = cache_admin.folder_of(cache)
         now = time.time()
-        gone = cache_admin.choose(found, size, age, now)
         verb = "would remove" if dry_run else "removed"
-        for entry in gone:
-            if not dry_run:
-                cache_admin.remove(folder, entry)
-            click.echo(f"{verb} {_line(entry, now)}")
-        keys = {e.key for e in gone}
-        kept = [e for e in found if e.key not in keys]
-        for entry in kept:
-            if entry.parts and not dry_run:
-                cache_admin.remove_stray(folder, entry)
-        click.echo(f"{'would prune' if dry_run else 'pruned'} {len(gone)} entries "
-                   f"({_size(sum(e.size for e in gone))}); {len(kept)} left, "
-                   f"{_size(sum(e.size for e in kept))} in {folder}")
+        done = cache_admin.prune(folder, size, age, dry_run, now,
+                                 on_gone=lambda entry: click.echo(f"{verb} {_line(entry, now)}"))
+        click.echo(f"{'would prune' if dry_run else 'pruned'} {len(done.gone)} entries "
+                   f"({_size(sum(e.size for e in done.gone))}); {len(done.kept)} left, "
+                   f"{_size(sum(e.size for e in done.kept))} in {folder}")
 
     run(prune, debug, private_tmp=False)
 
 
-def _folder(cache: str | None) -> str:
-    from graphfreeze.batch.cache import default_dir
-    from graphfreeze.io import paths
-
-    return paths.expand(cache) if cache else default_dir()
+def _one(cache: str | None, cache_dir: str | None) -> str | None:
+    if cache and cache_dir and cache != cache_dir:
+        raise click.UsageError(f"two caches named ({cache} and --cache {cache_dir}); give one")
+    return cache or cache_dir
 
 
 def _size(n: int) -> str:

@@ -130,8 +130,9 @@ def initial_state(request: Request, model) -> State:
         likely = names.likely_outputs(model.graph_def)
         listed = ", ".join(likely) if likely else "none found"
         raise InputError(f"no --outputs given for {where}; likely outputs: {listed}")
-    outputs = names.resolve(model.graph_def, wanted, "output", where)
-    given = names.resolve(model.graph_def, list(request.inputs), "input", where)
+    keras = model.notes.get("keras")  # how Keras named the layers' ops, if it made the graph
+    outputs = names.resolve(model.graph_def, wanted, "output", where, keras)
+    given = names.resolve(model.graph_def, list(request.inputs), "input", where, keras)
     from graphfreeze.graph.graphdefs import extract, reachable
 
     needed = reachable(model.graph_def, [o.node for o in outputs], [i.node for i in given])
@@ -141,7 +142,7 @@ def initial_state(request: Request, model) -> State:
                              f"{', '.join(wanted)} in {where}; drop it from --inputs")
     if not given and not request.outputs and model.default_inputs:
         # the model's own inputs (as named), those its own outputs use
-        own = names.resolve(model.graph_def, model.default_inputs, "input", where)
+        own = names.resolve(model.graph_def, model.default_inputs, "input", where, keras)
         given = [ref for ref in own if ref.node in needed]
     flags = names.flag_nodes(model.graph_def, needed, {i.node for i in given})
     inputs = given or names.default_inputs(model.graph_def, outputs, set(flags))

@@ -1,4 +1,5 @@
-"""Resolve the names users give (`probs`, `probs:0`, `x,y`) against a graph, and guess them.
+"""Resolve the names users give (`probs`, `probs:0`, `x,y`, a Keras layer `Conv1`) against a
+graph, and guess them.
 
 Inputs default to the placeholders the outputs depend on; training flags (a `keep_prob`
 PlaceholderWithDefault, the Keras learning phase, `is_training`) are not inputs but get their
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from graphfreeze.errors import InputError
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
 from graphfreeze.graph.ops import PLACEHOLDER_OPS
+from graphfreeze.layer_names import layer_members
 
 # Last name component -> inference value, for scalar flags that must not become inputs.
 FLAG_VALUES = {
@@ -97,13 +99,18 @@ def suggest(name: str, candidates: list[str], n: int = 3) -> str:
     return ", ".join(f"'{c}'" for c in close)
 
 
-def resolve(graph_def, names: list[str], role: str, where: str) -> list[TensorRef]:
-    """Map user names to TensorRefs; an unknown name raises an InputError with suggestions."""
+def resolve(graph_def, names: list[str], role: str, where: str,
+            keras: str | None = None) -> list[TensorRef]:
+    """Map user names to TensorRefs (a Keras layer's name, as `keras` named its ops (layer_names),
+    to its output); an unknown name raises an InputError with suggestions."""
     by_name = nodes_by_name(graph_def)
     refs = []
     for raw in names:
         name, shape = split_shape(raw, role)
         node, index = split_tensor(name)
+        if node not in by_name and ":" not in name:
+            node, index = _layer_output(graph_def, by_name, node, role, where, keras) or \
+                (node, index)
         if node not in by_name:
             hint = suggest(node, list(by_name))
             fix = f"did you mean {hint}?" if hint else "run `freeze inspect` to list the nodes"
@@ -113,6 +120,51 @@ def resolve(graph_def, names: list[str], role: str, where: str) -> list[TensorRe
         _check_index(graph_def, by_name[node], index, role, name, where)
         refs.append(TensorRef(node, index, shape))
     return refs
+
+
+def _layer_output(graph_def, by_name: dict, layer: str, role: str, where: str,
+                  keras: str | None) -> tuple[str, int] | None:
+    """The tensor Keras layer `layer` outputs (the one tensor of its ops, computed from the
+    inputs, that ops outside it read, or that nothing reads), or None when no scope in the
+    graph is that layer's (layer_names). A TF1 graph's optimizer and saver do not count."""
+    users = _users(graph_def)
+    fed = _fed(graph_def, users)
+    members = {n for n in layer_members(by_name, layer, keras)
+               if n in fed and not _training_only(n)}
+    found = []
+    for node in graph_def.node:
+        if node.name in members or _training_only(node.name):
+            continue
+        for source in (split_tensor(i) for i in node.input if not i.startswith("^")):
+            if source[0] in members and source not in found:
+                found.append(source)
+    found += [(n, 0) for n in sorted(members) if by_name[n].op not in _NON_OUTPUT_OPS and
+              not any(not _training_only(u) for u in users.get(n, ()))]
+    if len(found) > 1:
+        tensors = ", ".join(f"{n}:{i}" for n, i in found[:4]) + (", ..." if len(found) > 4 else "")
+        raise InputError(f"{role} '{layer}': layer '{layer}' in {where} gives {len(found)} "
+                         f"tensors ({tensors}); name one of them")
+    return found[0] if found else None
+
+
+def _users(graph_def) -> dict[str, list[str]]:
+    users: dict[str, list[str]] = {}
+    for n in graph_def.node:
+        for i in n.input:
+            users.setdefault(split_tensor(i)[0], []).append(n.name)
+    return users
+
+
+def _fed(graph_def, users: dict[str, list[str]]) -> set[str]:
+    """Every node computed from a placeholder (forward from them)."""
+    fed = {n.name for n in graph_def.node if n.op in PLACEHOLDER_OPS}
+    todo = list(fed)
+    while todo:
+        for user in users.get(todo.pop(), ()):
+            if user not in fed:
+                fed.add(user)
+                todo.append(user)
+    return fed
 
 
 def output_count(graph_def, node) -> int | None:
@@ -181,17 +233,8 @@ def likely_outputs(graph_def, limit: int = 5) -> list[str]:
     """Nodes that look like inference results, best first (for a missing --outputs). A node the
     user named (`probs = tf.identity(softmax, name="probs")`) comes before the op it wraps, and
     user-given names before generated ones (`predictions/Softmax`, `Mean`)."""
-    users: dict[str, list[str]] = {}
-    for n in graph_def.node:
-        for i in n.input:
-            users.setdefault(split_tensor(i)[0], []).append(n.name)
-    fed = {n.name for n in graph_def.node if n.op in PLACEHOLDER_OPS}
-    todo = list(fed)
-    while todo:  # forward: everything computed from a placeholder
-        for user in users.get(todo.pop(), ()):
-            if user not in fed:
-                fed.add(user)
-                todo.append(user)
+    users = _users(graph_def)
+    fed = _fed(graph_def, users)
     by_name = nodes_by_name(graph_def)
     ranks: dict[str, int] = {}
     for node in graph_def.node:

@@ -3,7 +3,7 @@ built-ins and plugins can declare them without import circles.
 
 - `Stage`: one step of a target (`run(state, options) -> state`).
 - `GraphPass`: one GraphDef rewrite the strip/optimize stages run, in the order their options list.
-- `Source`: a kind of model on disk (detect, stem, typed options, load, describe).
+- `Source`: a kind of model on disk (detect, stem, typed options, load, describe, scan).
 - `Target`: a named list of stage uses, from TOML.
 - `Format`: an artifact format (one folder in `formats/`): its export stage, runtime (`open`
   -> `Session`), gaps, and the Python modules it needs.
@@ -99,6 +99,16 @@ class Source:
         """inspect's report fields: size_bytes, variables, signatures, inputs, outputs, flags,
         op_counts and `graph` (the GraphDef whose ops per-format gaps are judged on)."""
         raise NotImplementedError
+
+    def scan(self, path: str, options) -> list:
+        """`freeze scan`'s checks of the model at `path`, from its files alone (nothing of the
+        model loaded or run): the faults found, each an InputError naming the file and the node,
+        layer or asset. A file that does not parse is one fault, raised. By default a kind has
+        no checks, and says so."""
+        from graphfreeze.errors import InputError
+
+        return [InputError(f"{path}: graphfreeze has no scan for '{self.name}' models (a "
+                           "plugin's source kind); convert it only if you trust it")]
 
     def files(self, path: str, options) -> list[str]:
         """Every file a load of `path` reads (what a batch cache key hashes): by default the

@@ -148,3 +148,30 @@ def test_files_of_one_checkpoint_are_one_model(samples, freeze):
     result = freeze("scan", *files)
     assert result.exit_code == 0 and lines(result) == [f"ok  {files[0]} (checkpoint)"], \
         result.output
+
+
+def test_a_path_that_is_no_model_imports_no_tensorflow(tmp_path):
+    """Detection reads file names and bytes: TensorFlow (seconds to import) only for a model."""
+    import subprocess
+
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "empty").mkdir()
+    code = ("import sys; from click.testing import CliRunner; from graphfreeze_cli.main import "
+            "main; r = CliRunner().invoke(main, ['scan', *sys.argv[1:]]); "
+            "print(r.exit_code, sorted(m for m in ('tensorflow', 'keras', 'tf_keras') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "notes.txt"),
+                           str(tmp_path / "empty")], capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[-2] == "3 []", done.stdout + done.stderr
+
+
+def test_each_source_kind_answers_scan_itself(hostile_models):
+    """inspect.scan asks the detected source: a source's own `scan` is what runs."""
+    from graphfreeze.inspect.scan import scan
+    from graphfreeze.registry import Registry
+
+    registry = Registry.default(plugins=False)
+    kinds = {s.name: type(s) for s in registry.sources()}
+    assert all("scan" in vars(cls) for cls in kinds.values()), kinds  # none left to the default
+    (result,) = scan([hostile_models / "models" / "frozen_read.pb"], registry)
+    assert (result.kind, [f.node for f in result.findings]) == ("frozen_graph", ["read"])

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 
 from graphfreeze.batch.cache_store import ENTRY, USED, open_store
 from graphfreeze.errors import ConfigError
@@ -54,6 +55,14 @@ def parse_age(text: str) -> float:
     if not match or unit not in _AGES:
         raise ConfigError(f"--older-than {text}: not an age; use e.g. 30d, 12h, 2w or 90m")
     return float(match.group(1)) * _AGES[unit]
+
+
+def folder_of(cache: str | None) -> str:
+    """The cache a command names (`~` expanded), or the default one."""
+    from graphfreeze.batch.cache import default_dir
+    from graphfreeze.io import paths
+
+    return paths.expand(cache) if cache else default_dir()
 
 
 def entries(folder: str) -> list[Entry]:
@@ -153,6 +162,33 @@ def choose(found: list[Entry], max_size: int | None = None, older_than: float | 
                 gone.append(entry)
                 left -= entry.size
     return gone
+
+
+@dataclasses.dataclass
+class Pruned:
+    """What `prune` removed (or, dry, would remove) and what is left, least recently used first."""
+
+    gone: list[Entry]
+    kept: list[Entry]
+
+
+def prune(folder: str, max_size: int | None = None, older_than: float | None = None,
+          dry_run: bool = False, now: float | None = None,
+          on_gone: Callable[[Entry], object] = lambda entry: None) -> Pruned:
+    """Remove what `choose` picks from the cache at `folder` (`on_gone(entry)` after each), then
+    complete entries' leftover parts (gs://); with `dry_run`, remove nothing."""
+    found = entries(folder)
+    gone = choose(found, max_size, older_than, now)
+    for entry in gone:
+        if not dry_run:
+            remove(folder, entry)
+        on_gone(entry)
+    keys = {e.key for e in gone}
+    kept = [e for e in found if e.key not in keys]
+    for entry in kept:
+        if entry.parts and not dry_run:
+            remove_stray(folder, entry)
+    return Pruned(gone, kept)
 
 
 def remove(folder: str, entry: Entry) -> None:

@@ -1,11 +1,10 @@
 """`freeze scan`: the untrusted-model checks on model files, without converting anything.
 
-Each file is parsed and put through the checks a conversion runs before it loads the model:
-structural validation (graph/checks/validate.py, read_keras_config), host ops outside the
-saver and assets outside the model (saved_model_safety.py, on SavedModels and checkpoint meta
-graphs alike), host ops in a frozen graph (safety.py) and Keras layer configs
-(keras_config.py). TensorFlow is imported for its protos and op registry; no session is made,
-no model loaded, nothing of the model runs. Each check reports the first fault it finds.
+Each model is found (sources.detect) and its source kind scans it (`Source.scan`): its files
+parsed and put through the checks a conversion runs before it loads the model (structure, host
+ops, assets outside the model, Keras layers that run code). TensorFlow is imported for its
+protos and op registry; no session is made, no model loaded, nothing of the model runs. Each
+check reports the first fault it finds.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 
 from graphfreeze.errors import InputError
 from graphfreeze.io import storage
+from graphfreeze.plugins import Source
 
 _TRUST = re.compile(r"(; graphfreeze does not run ops that touch the host)?; pass --unsafe if you "
                     r"trust this (model|file)$")
@@ -67,7 +67,8 @@ def scan(paths, registry=None, on_load=lambda: None) -> list[Scanned]:
             seen.add(key)
             if not loaded:
                 loaded.append(on_load())
-            results.append(Scanned(found, source.name, check_model(found, source.name)))
+            results.append(Scanned(found, source.name,
+                                   check_model(found, source.name, registry)))
     return results
 
 
@@ -103,66 +104,18 @@ def models_in(path: str, registry, top: bool = True) -> list[tuple[str, object]]
     return found
 
 
-def check_model(path: str, kind: str) -> list[Finding]:
-    """The findings of every check for the model at `path` of `kind`. A file that does not
-    parse or validate is one finding: the checks after it would read garbage."""
-    findings = []
+def check_model(path: str, kind: str, registry=None) -> list[Finding]:
+    """The findings of the `kind` source's own scan (`Source.scan`) of the model at `path`. A
+    file that does not parse or validate is one finding: the checks after it would read
+    garbage. A kind without checks (a plugin's, or one no source registers) says so."""
+    from graphfreeze.registry import Registry
 
-    def check(func, *args) -> None:
-        try:
-            func(*args)
-        except InputError as err:
-            findings.append(Finding.of(err))
-
-    if kind not in CHECKS:
-        return [Finding(f"{path}: graphfreeze has no scan for '{kind}' models (a plugin's source "
-                        "kind); convert it only if you trust it")]
-    check(CHECKS[kind], path, check)
-    return findings
-
-
-def _checkpoint(path: str, check) -> None:
-    from graphfreeze.graph.checks.saved_model_safety import check_saved_model
-    from graphfreeze.sources.checkpoint_files import locate, read_meta_graph
-
-    meta_file = locate(path).meta
-    meta = read_meta_graph(meta_file)  # validates the graph
-    check(check_saved_model, meta, storage.dirname(meta_file), meta_file)
-
-
-def _saved_model(path: str, check) -> None:
-    from graphfreeze.graph.checks.saved_model_safety import check_saved_model
-    from graphfreeze.graph.checks.validate import check_graph_def
-    from graphfreeze.sources.saved_model import read_saved_model_proto, saved_model_dir
-
-    folder = saved_model_dir(path)
-    for meta in read_saved_model_proto(folder).meta_graphs:  # every tag set: --tag picks any
-        check_graph_def(meta.graph_def, storage.join(folder, "saved_model.pb"))
-        check(check_saved_model, meta, folder, folder)
-
-
-def _frozen(path: str, check) -> None:
-    from graphfreeze.graph.checks.safety import check_graph
-    from graphfreeze.sources.frozen import read_graph_def
-
-    graph_def = read_graph_def(path)  # validates the graph
-    check(check_graph, graph_def, [n.name for n in graph_def.node], path)
-
-
-def _keras(path: str, check) -> None:
-    import shutil
-
-    from graphfreeze.sources.keras_config import check_keras_config, read_keras_config
-    from graphfreeze.sources.keras_model import local_copy
-
-    local, tmp = local_copy(path)  # Keras files are read locally
+    registry = registry or Registry.default()
+    source = next((s for s in registry.sources() if s.name == kind), None)
+    if source is None:
+        source = Source()
+        source.name = kind
     try:
-        config = read_keras_config(local)  # parses and checks the config's structure
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
-    check(check_keras_config, config, path)
-
-
-CHECKS = {"checkpoint": _checkpoint, "saved_model": _saved_model, "frozen_graph": _frozen,
-          "keras": _keras}
+        return [Finding.of(err) for err in source.scan(path, source.options())]
+    except InputError as err:
+        return [Finding.of(err)]

@@ -18,6 +18,17 @@ class VariableSpec:
     shape: tuple[int, ...] | None = None
 
 
+def faults(check, *args) -> list:
+    """[the InputError `check(*args)` raises] or [] (a scan check reports its first fault)."""
+    from graphfreeze.errors import InputError
+
+    try:
+        check(*args)
+    except InputError as err:
+        return [err]
+    return []
+
+
 class LoadedModel(Protocol):
     kind: str
     location: str  # the path the user gave, for messages and the sidecar

@@ -20,8 +20,10 @@ from graphfreeze.sources.checkpoint_files import (
     CKPT_FILE,
     V1_SHARD,
     locate,
+    read_index,
     read_meta_graph,
     reader_path,
+    unreadable_index,
     v1_files,
 )
 from graphfreeze.sources.frozen import failed_run
@@ -102,24 +104,6 @@ def _slice_shape(spec: VariableSpec, full: tuple[int, ...]) -> tuple[int, ...]:
     extents = spec.slice.split(" ")[-1].split(":")
     return tuple(dim if ext == "-" else int(ext.split(",")[1])
                  for dim, ext in zip(full, extents, strict=True))
-
-
-def unreadable_index(prefix: str, err: BaseException) -> InputError:
-    v1 = v1_files(prefix)
-    where = v1[0] if v1 else f"{prefix}.index"
-    return InputError(f"{where}: not a readable checkpoint {'' if v1 else 'index '}"
-                      f"({first_line(err)}); "
-                      "the file is truncated or corrupt, re-save or re-copy the checkpoint")
-
-
-def read_index(prefix: str) -> list[dict]:
-    """describe.checkpoint_variables, a broken index an InputError."""
-    from graphfreeze.sources.describe import checkpoint_variables
-
-    try:
-        return checkpoint_variables(reader_path(prefix))
-    except Exception as err:  # TensorFlow's OpError, IndexError, ... on corrupt index files
-        raise unreadable_index(prefix, err) from err
 
 
 class CheckpointModel:
@@ -281,6 +265,15 @@ class CheckpointSource(Source):
         ckpt = v1 or [*storage.glob(found.prefix, ".data-*"), found.prefix + ".index"]
         return [*ckpt, found.meta,
                 *([state] if storage.isdir(path.rstrip("/")) and storage.exists(state) else [])]
+
+    def scan(self, path: str, options: CheckpointOptions) -> list[InputError]:
+        """The meta graph (validated as it is read), as a SavedModel's: host ops, assets."""
+        from graphfreeze.graph.checks.saved_model_safety import check_saved_model
+        from graphfreeze.sources.base import faults
+
+        meta_file = locate(path, options.meta, options.step).meta
+        return faults(check_saved_model, read_meta_graph(meta_file), storage.dirname(meta_file),
+                      meta_file)
 
     def describe(self, path: str, options: CheckpointOptions, unsafe: bool) -> dict:
         from graphfreeze.graph.graphdefs import op_counts

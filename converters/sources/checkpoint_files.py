@@ -1,13 +1,14 @@
 """Finding a TF1 checkpoint's files: the prefix (given, or the latest/--step in a model_dir),
 its .index and every .data shard (V2), or the V1 file(s) (`SaverDef.V1`: the prefix itself, or
-`PREFIX-00000-of-00002` shards, no .index), and the meta graph. No TensorFlow for local paths."""
+`PREFIX-00000-of-00002` shards, no .index), and the meta graph. No TensorFlow for local paths.
+Reading the index (`read_index`): a broken one is one InputError line."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from graphfreeze.errors import InputError
+from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.checks.validate import check_graph_def
 from graphfreeze.io import storage
 
@@ -172,3 +173,21 @@ def _latest_in_state_file(state_file: str) -> str:
     if not match or not match.group(1):
         raise InputError(f"{state_file}: names no checkpoint; pass the prefix with --ckpt")
     return match.group(1)
+
+
+def unreadable_index(prefix: str, err: BaseException) -> InputError:
+    v1 = v1_files(prefix)
+    where = v1[0] if v1 else f"{prefix}.index"
+    return InputError(f"{where}: not a readable checkpoint {'' if v1 else 'index '}"
+                      f"({first_line(err)}); "
+                      "the file is truncated or corrupt, re-save or re-copy the checkpoint")
+
+
+def read_index(prefix: str) -> list[dict]:
+    """describe.checkpoint_variables, a broken index an InputError."""
+    from graphfreeze.sources.describe import checkpoint_variables
+
+    try:
+        return checkpoint_variables(reader_path(prefix))
+    except Exception as err:  # TensorFlow's OpError, IndexError, ... on corrupt index files
+        raise unreadable_index(prefix, err) from err

@@ -103,6 +103,14 @@ class FrozenGraphSource(Source):
     def load(self, path: str, options, unsafe: bool) -> FrozenModel:
         return FrozenModel(path, path, read_graph_def(path))
 
+    def scan(self, path: str, options) -> list[InputError]:
+        """Host ops in the graph (graph/checks/safety.py), once it parses and validates."""
+        from graphfreeze.graph.checks.safety import check_graph
+        from graphfreeze.sources.base import faults
+
+        graph_def = read_graph_def(path)
+        return faults(check_graph, graph_def, [n.name for n in graph_def.node], path)
+
     def describe(self, path: str, options, unsafe: bool) -> dict:
         from graphfreeze.graph.graphdefs import op_counts
         from graphfreeze.sources.describe import likely_io, total_size

@@ -82,8 +82,10 @@ def local_copy(path: str) -> tuple[str, str | None]:
 
 
 def _missing_object(err: Exception) -> str | None:
-    match = re.search(r"(?:Could not locate (?:class|function)|Unknown (?:layer|object)"
-                      r"(?: type)?:?)\s*'?([\w.>]+)'?", str(err))
+    """The name of the object a Keras load error says it cannot find: `Could not locate class
+    'X'` (Keras 3), `Unknown layer: 'X'`, `Unknown None: 'X'` (tf_keras, e.g. a tfmot
+    QuantizeConfig, whatever kind of object)."""
+    match = re.search(r"(?:Could not locate \w+|Unknown [\w ]+?:)\s*'?([\w.>]+)'?", str(err))
     return match.group(1).split(">")[-1] if match else None
 
 
@@ -252,6 +254,18 @@ class KerasSource(Source):
 
     def load(self, path: str, options: KerasOptions, unsafe: bool):
         return load(path, options.custom_objects, unsafe)
+
+    def scan(self, path: str, options: KerasOptions) -> list[InputError]:
+        """The layer config, read without Keras: structure, Lambda and host-touching layers."""
+        from graphfreeze.sources.base import faults
+
+        local, tmp = local_copy(path)  # Keras files are read locally
+        try:
+            config = read_keras_config(local)  # parses and checks the config's structure
+        finally:
+            if tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
+        return faults(check_keras_config, config, path)
 
     def describe(self, path: str, options: KerasOptions, unsafe: bool) -> dict:
         """From the loaded model and its traced (not frozen) inference graph."""

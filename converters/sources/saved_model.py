@@ -117,6 +117,9 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default",
     model = FunctionModel("saved_model", path, graph_file, graph_def, input_keys, output_keys,
                           call)
     model.loaded = loaded  # keeps the variables the reference call reads alive
+    if any(n.user_object.identifier.startswith("_tf_keras_") for n in meta.object_graph_def.nodes
+           if n.WhichOneof("kind") == "user_object"):
+        model.notes["keras"] = "tf_keras"  # how its layers' ops are named (layer_names)
     return model
 
 
@@ -165,9 +168,22 @@ class SavedModelSource(Source):
     def files(self, path: str, options: SavedModelOptions) -> list[str]:
         return super().files(saved_model_dir(path), options)
 
+    def scan(self, path: str, options: SavedModelOptions) -> list[InputError]:
+        """Every meta graph (--tag may pick any): its structure, host ops outside the saver and
+        assets outside the model (saved_model_safety.py)."""
+        from graphfreeze.graph.checks.saved_model_safety import check_saved_model
+        from graphfreeze.sources.base import faults
+
+        folder = saved_model_dir(path)
+        found = []
+        for meta in read_saved_model_proto(folder).meta_graphs:
+            check_graph_def(meta.graph_def, storage.join(folder, "saved_model.pb"))
+            found += faults(check_saved_model, meta, folder, folder)
+        return found
+
     def describe(self, path: str, options: SavedModelOptions, unsafe: bool) -> dict:
         from graphfreeze.graph.graphdefs import op_counts
-        from graphfreeze.sources.checkpoint import read_index
+        from graphfreeze.sources.checkpoint_files import read_index
         from graphfreeze.sources.describe import total_size
 
         path = saved_model_dir(path)

@@ -135,3 +135,53 @@ def test_ls_shows_an_entry_json_that_is_not_one_as_incomplete(tmp_path, freeze, 
     result = freeze("cache", "ls", tmp_path / "cache")
     assert result.exit_code == 0, result.output
     assert "3 entries" in result.output or "2 entries, 7.9 KB (1 incomplete)" in result.output
+
+
+def test_cache_flag_as_batch_takes_it(tmp_path, freeze, monkeypatch):
+    """`freeze batch --cache DIR` then `freeze cache ls --cache DIR`: the same flag names it."""
+    folder = tmp_path / "cache"
+    _filled(folder, time.time())
+    monkeypatch.chdir(tmp_path)  # relative, as typed
+    by_flag = freeze("cache", "ls", "--cache", "cache")
+    assert by_flag.exit_code == 0, by_flag.output
+    assert by_flag.output == freeze("cache", "ls", "cache").output
+    assert by_flag.output.splitlines()[-1].startswith("3 entries")
+    pruned = freeze("cache", "prune", "--cache", "cache", "--older-than", "30d")
+    assert pruned.exit_code == 0 and pruned.output.splitlines()[-1].startswith("pruned 1 entries")
+    assert not (folder / "a1" / ("a1" * 32)).exists()
+    both = freeze("cache", "ls", "cache", "--cache", "other")
+    assert both.exit_code == 2 and "two caches named (cache and --cache other)" in both.output
+    from graphfreeze_cli.batch import batch_command
+    from graphfreeze_cli.cache import ls_command
+
+    flag = [p for p in batch_command.params if p.name == "cache_dir"]
+    assert [(p.opts, p.help) for p in flag] == \
+        [(p.opts, p.help) for p in ls_command.params if p.name == "cache_dir"]
+
+
+def test_every_cache_command_has_a_help_line(freeze):
+    from graphfreeze_cli.cache import cache_command
+
+    out = freeze("cache", "--help").output
+    listed = out.split("Commands:")[1].splitlines()
+    for name in cache_command.commands:
+        (line,) = [line.split() for line in listed if line.split()[:1] == [name]]
+        assert len(line) > 3, out
+
+
+def test_prune_is_the_library_s(tmp_path):
+    """The CLI only prints: cache_admin.prune chooses, removes, and says what it did."""
+    from graphfreeze.batch import cache_admin
+
+    folder = tmp_path / "cache"
+    now = time.time()
+    _filled(folder, now)
+    seen = []
+    dry = cache_admin.prune(str(folder), older_than=30 * 86400, dry_run=True, now=now,
+                            on_gone=seen.append)
+    assert [e.job for e in dry.gone] == [e.job for e in seen] == ["job0"]
+    assert [e.job for e in dry.kept] == ["job1", "job2"]
+    assert len(cache_admin.entries(str(folder))) == 3
+    done = cache_admin.prune(str(folder), max_size=5 * 1024, now=now)
+    assert [e.job for e in done.gone] == ["job0", "job1"] and [e.job for e in done.kept] == ["job2"]
+    assert [e.job for e in cache_admin.entries(str(folder))] == ["job2"]

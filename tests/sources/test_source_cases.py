@@ -79,6 +79,16 @@ def test_custom_quantize_config_from_the_working_directory(cases, freeze, tmp_pa
     assert any(n.op.startswith("FakeQuant") for n in load_graph(out).node)
 
 
+def test_custom_quantize_config_missing_names_it_and_the_flag(cases, freeze, tmp_path,
+                                                             monkeypatch):
+    """Keras' own words ("Unknown None: ... custom_object_scope") are advice to a programmer."""
+    monkeypatch.chdir(cases)
+    line = _refused(freeze("qat_custom.h5", "-o", tmp_path / "q.pb"))
+    assert line == ("error: qat_custom.h5: needs the custom object 'DenseQuantizeConfig'; pass "
+                    "--custom-objects MODULE:DenseQuantizeConfig")
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("path", ["v1/model.ckpt-7", "v1", "v1/model.ckpt-7.meta",
                                   "v1_sharded/model.ckpt-7", "v1_sharded",
                                   "v1_sharded/model.ckpt-7-00000-of-00001"])

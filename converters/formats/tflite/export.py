@@ -36,8 +36,8 @@ class TFLiteOptions(CalibrationOptions):
                                      "(SELECT_TF_OPS).")
     keep_float: tuple[str, ...] = option(
         (), flag="--keep-float", metavar="NAMES",
-        help="edge-int8: keep these in float: node names, regular expressions or op types "
-             "(CONV_2D), comma-separated or repeated.")
+        help="edge-int8: keep these in float: Keras layer or node names, regular expressions "
+             "or op types (CONV_2D), comma-separated or repeated.")
     per_tensor: bool = option(False, flag="--per-tensor",
                               help="Integer targets: one scale per tensor, not per channel.")
     io_type: str = option("int8", flag="--io-type", metavar="int8|uint8|float",
@@ -93,7 +93,8 @@ def run(state, options: TFLiteOptions):
     data = convert(state, options, inputs, samples)
     model = None
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
-        model = int8.build(data, options, state.model.graph_file, samples)
+        model = int8.build(data, options, state.model.graph_file, samples,
+                           state.model.notes.get("keras"))
         data = model.quantized()
     rest = float_ops(data) if qat and options.quantize == "int8" else []
     if rest:  # partly QAT (annotated layers): calibrate what has no learned ranges

@@ -47,11 +47,13 @@ class Int8Model:
                                   self.ops)
 
 
-def build(calibrated: bytes, options, where: str, samples: list) -> Int8Model:
-    """The model to quantize: ranges as --calibration-ranges says, --keep-float resolved."""
+def build(calibrated: bytes, options, where: str, samples: list,
+          keras: str | None = None) -> Int8Model:
+    """The model to quantize: ranges as --calibration-ranges says, --keep-float resolved (Keras
+    layer names as `keras` named their ops: selective.resolve)."""
     model = Int8Model(calibrated, samples, options.io_type, options.per_tensor,
                       options.calibration_ranges)
-    nodes, ops = selective.resolve(options.keep_float, model.calibrated(), where) \
+    nodes, ops = selective.resolve(options.keep_float, model.calibrated(), where, keras) \
         if options.keep_float else ([], [])
     return dataclasses.replace(model, nodes=tuple(nodes), ops=tuple(ops))
 

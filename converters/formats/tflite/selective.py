@@ -10,6 +10,7 @@ import difflib
 import re
 
 from graphfreeze.errors import InputError
+from graphfreeze.layer_names import layer_members
 
 IO_TYPES = ("int8", "uint8", "float")
 
@@ -53,16 +54,22 @@ def _plain(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def resolve(patterns, calibrated: bytes, where: str) -> tuple[list[str], list[str]]:
+def resolve(patterns, calibrated: bytes, where: str,
+            keras: str | None = None) -> tuple[list[str], list[str]]:
     """(tensor names, op names) that --keep-float `patterns` name: an op type (CONV_2D, Conv2D,
-    FULLY_CONNECTED), a node of the graph (any name TFLite fused into an op), or a regular
-    expression matched against those names. A pattern that matches nothing is an InputError
-    with the nearest names."""
+    FULLY_CONNECTED), a node of the graph (any name TFLite fused into an op), a regular
+    expression matched against those names, or a Keras layer (`Conv1`: the ops in its scope, as
+    `keras` names them, see layer_names; a layer named like an op type, `conv2d`, is the layer
+    unless spelled as TFLite spells the op). A pattern that matches nothing is an InputError with the
+    nearest names."""
     known = layers(calibrated)
+    parts = sorted({p for t, _ in known for p in t.split(";")})
     nodes, ops = [], []
     for pattern in patterns:
-        op_hits = sorted({op for _, op in known if _plain(op) == _plain(pattern) or
-                          _plain(op).replace("2d", "") == _plain(pattern).replace("2d", "")})
+        members = set(layer_members(parts, pattern, keras))
+        op_hits = sorted({op for _, op in known if op == pattern or not members and (
+            _plain(op) == _plain(pattern) or
+            _plain(op).replace("2d", "") == _plain(pattern).replace("2d", ""))})
         if op_hits:
             ops.extend(o for o in op_hits if o not in ops)
             continue
@@ -71,14 +78,16 @@ def resolve(patterns, calibrated: bytes, where: str) -> tuple[list[str], list[st
         except re.error:
             regex = re.compile(re.escape(pattern))
         hits = [t for t, _ in known if any(p == pattern or regex.fullmatch(p)
-                                           for p in (t, *t.split(";")))]
+                                           for p in (t, *t.split(";")))] or \
+            [t for t, _ in known if members & set(t.split(";"))]
         if not hits:
-            names = sorted({p for t, _ in known for p in t.split(";")} | {o for _, o in known})
+            names = sorted({*parts, *(o for _, o in known)})
             close = difflib.get_close_matches(pattern, names, n=3, cutoff=0.5)
             hint = f"did you mean {', '.join(close)}? " if close else ""
             raise InputError(f"{where}: --keep-float {pattern} matches no layer of the quantized "
-                             f"model; {hint}give a node name, a regular expression or an op "
-                             "type such as CONV_2D")
+                             f"model; {hint}give a Keras layer or node name (a layer TFLite "
+                             "fused into its neighbour's op goes by that one's), a regular "
+                             "expression or an op type such as CONV_2D")
         nodes.extend(t for t in hits if t not in nodes)
     return nodes, ops
 
