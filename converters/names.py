@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from graphfreeze.errors import InputError
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
+from graphfreeze.graph.layer_names import layer_members
 from graphfreeze.graph.ops import PLACEHOLDER_OPS
-from graphfreeze.layer_names import layer_members
 
 # Last name component -> inference value, for scalar flags that must not become inputs.
 FLAG_VALUES = {

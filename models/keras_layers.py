@@ -6,7 +6,7 @@ downloads): `--keep-float Conv1`, `--outputs Conv1`.
 Every model: input `image` [?, 8, 8, 3] -> `bn` (BatchNormalization) -> `Conv1` (3x3, 4
 filters, relu) -> `conv2d` (3x3, 6 filters) -> `conv2d_1` (1x1, 5 filters, relu) -> flatten ->
 `probs` (Dense 3, softmax). `conv2d` and `conv2d_1` are Keras' own default names, which Keras
-3's frozen graphs scope as `conv2d_1/` and `conv2d_1_2/` (see graphfreeze.layer_names). No
+3's frozen graphs scope as `conv2d_1/` and `conv2d_1_2/` (see graphfreeze.graph.layer_names). No
 layer is one TFLite fuses into its neighbour's op (a batch norm after a conv), so each conv
 keeps its own name.
 

@@ -10,7 +10,7 @@ import difflib
 import re
 
 from graphfreeze.errors import InputError
-from graphfreeze.layer_names import layer_members
+from graphfreeze.graph.layer_names import layer_members
 
 IO_TYPES = ("int8", "uint8", "float")
 
