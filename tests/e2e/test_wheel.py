@@ -129,10 +129,9 @@ def test_inspect_checks_every_format(iris):
 
 
 def test_scan(iris, hostile_models):
-    done = freeze("scan", ".", "--json", cwd=iris)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["ok"] is True
-    hostile = hostile_models / "models"  # host ops: named from the wheel's host_ops.json
-    done = freeze("scan", "ckpt_write", "frozen_read.pb", cwd=hostile)
+    hostile = hostile_models / "models" / "ckpt_write"  # WriteFile: from the wheel's host_ops.json
+    done = freeze("scan", ".", hostile, "--json", cwd=iris)
     assert done.returncode == 3, done.stderr
-    assert "WriteFile" in done.stdout and "ReadFile" in done.stdout
+    clean, found = json.loads(done.stdout)["files"]
+    assert clean["path"] == "." and clean["ok"] is True and clean["kind"] == "checkpoint"
+    assert found["ok"] is False and "WriteFile" in json.dumps(found["findings"]), found

@@ -96,10 +96,6 @@ def test_the_action_scans_and_converts_a_manifest(workspace, tmp_path):
     again = run_step("freeze batch", workspace, env)
     assert again["exit"] == 0 and again["status"] == "0", again["stderr"]
     assert jobs(report) == {"iris": ("cached", ["android", "onnx"])}
-    env.update(FAIL_ON="size > -50%")  # every artifact broke it
-    over = run_step("freeze batch", workspace, env)
-    assert over["exit"] == 0 and over["status"] == "8", over["stderr"]
-    assert run_step("Result", workspace, {**env, "STATUS": over["status"]})["exit"] == 8
 
 
 class _Artifacts(http.server.BaseHTTPRequestHandler):
