@@ -33,11 +33,12 @@ batch-demo: $(STAMP) $(DEMO)/checkpoint models/out/other/frozen.pb
 	PYTHONPATH=models $(BIN)/freeze batch models/models.toml --jobs 2 --cache models/out/cache
 
 # the wheel and the sdist, as released: `python -m build` makes the sdist, then the wheel from the
-# sdist (so the sdist holds what the wheel needs); tests/e2e/test_wheel_contents.py checks both
+# sdist (so the sdist holds what the wheel needs); tests/e2e/test_wheel_contents.py checks both.
+# An old graphfreeze.egg-info/SOURCES.txt would add the files it lists to the sdist: it goes first.
 PACKAGED := pyproject.toml setup.py MANIFEST.in README.md $(shell find converters cli -type f ! -name '*.py[cod]')
 DIST := dist/.built
 $(DIST): $(PACKAGED) | $(STAMP)
-	rm -rf dist
+	rm -rf dist graphfreeze.egg-info
 	$(BIN)/python -m build --quiet --outdir dist . >/dev/null
 	touch $(DIST)
 

@@ -24,17 +24,17 @@ def package_files() -> list[Path]:
                   if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
 
 
-def _newest_source() -> float:
-    files = [ROOT / name for name in PACKAGED[:4]] + package_files()
+def _newest_source(also: tuple[str, ...]) -> float:
+    files = [ROOT / name for name in (*PACKAGED[:4], *also)] + package_files()
     return max(p.stat().st_mtime for p in files if p.exists())
 
 
-def missing(stamp: Path, make_target: str) -> str | None:
-    """Why a test of STAMP's install must skip (absent, or older than the checkout), or None.
-    Plain `pytest` in a dev checkout skips; `make test` builds them first."""
+def missing(stamp: Path, make_target: str, *also: str) -> str | None:
+    """Why a test of STAMP's install must skip (absent, or older than the package's files or
+    ALSO), or None. Plain `pytest` in a dev checkout skips; `make test` builds them first."""
     if not stamp.exists():
         return f"no {stamp.relative_to(ROOT)} (`make test` builds it: make {make_target})"
-    if stamp.stat().st_mtime < _newest_source():
+    if stamp.stat().st_mtime < _newest_source(also):
         return f"{stamp.relative_to(ROOT)} is older than the checkout (make {make_target})"
     return None
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e.installs import ROOT, WHEEL, builtin_targets, missing, run
 
-WHY = missing(WHEEL / ".installed", ".venv-wheel")
+WHY = missing(WHEEL / ".installed", ".venv-wheel", "action.yml")
 pytestmark = pytest.mark.skipif(WHY is not None, reason=str(WHY))
 FREEZE = WHEEL / "bin" / "freeze"
 TARGETS = builtin_targets()

@@ -18,7 +18,7 @@ import pytest
 from tests.e2e.installs import WHEEL, missing, user_env
 from tests.test_ci_templates import ACTION, GITLAB, action_step, load
 
-WHY = missing(WHEEL / ".installed", ".venv-wheel")
+WHY = missing(WHEEL / ".installed", ".venv-wheel", "action.yml")
 pytestmark = pytest.mark.skipif(WHY is not None, reason=str(WHY))
 MANIFEST = """schema_version = 1
 [defaults]

@@ -79,7 +79,7 @@ def _record(venv: Path) -> dict[str, str]:
 def test_the_installs_hold_the_wheels_files(venv):
     """.venv-base has dist/'s wheel; .venv-wheel the one pip built from the checkout for
     action.yml's install step: the same files, byte for byte."""
-    why = missing(venv / ".installed", venv.name)
+    why = missing(venv / ".installed", venv.name, *(["action.yml"] if venv == WHEEL else []))
     if why:
         pytest.skip(why)
     digests = {n: "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode()
