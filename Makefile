@@ -32,16 +32,50 @@ models/out/other/frozen.pb: models/other_sources.py | $(STAMP)
 batch-demo: $(STAMP) $(DEMO)/checkpoint models/out/other/frozen.pb
 	PYTHONPATH=models $(BIN)/freeze batch models/models.toml --jobs 2 --cache models/out/cache
 
-# the base install (no extras), for tests/e2e/test_base_install.py
+# the wheel and the sdist, as released: `python -m build` makes the sdist, then the wheel from the
+# sdist (so the sdist holds what the wheel needs); tests/e2e/test_wheel_contents.py checks both.
+# An old graphfreeze.egg-info/SOURCES.txt would add the files it lists to the sdist: it goes first.
+PACKAGED := pyproject.toml setup.py MANIFEST.in README.md $(shell find converters cli -type f ! -name '*.py[cod]')
+DIST := dist/.built
+$(DIST): $(PACKAGED) | $(STAMP)
+	rm -rf dist graphfreeze.egg-info
+	$(BIN)/python -m build --quiet --outdir dist . >/dev/null
+	touch $(DIST)
+
+.PHONY: dist
+dist: $(DIST)
+
+# the base install (no extras) from dist/'s wheel, for tests/e2e/test_base_install.py; pip keeps
+# an installed graphfreeze of the same version, so the old one goes first
 BASE_STAMP := .venv-base/.installed
-$(BASE_STAMP): pyproject.toml
+$(BASE_STAMP): $(DIST)
 	test -x .venv-base/bin/python || $(PYTHON) -m venv .venv-base
 	.venv-base/bin/python -m pip install --quiet --upgrade pip
-	.venv-base/bin/python -m pip install --quiet -e .
+	.venv-base/bin/python -m pip uninstall --quiet --yes graphfreeze
+	.venv-base/bin/python -m pip install --quiet dist/graphfreeze-*.whl
 	touch $(BASE_STAMP)
 
 .PHONY: .venv-base
 .venv-base: $(BASE_STAMP)
+
+# the install tests/e2e/test_wheel*.py run: action.yml's own install step, run as the runner runs
+# it (out of the checkout, bash -eo pipefail) with extras convert,openvino,ray: pip builds the
+# wheel from the checkout and installs it (test_wheel_contents: the same files as dist/'s wheel)
+WHEEL_STAMP := .venv-wheel/.installed
+ACTION_STEP := import sys, yaml; steps = yaml.safe_load(open(sys.argv[1]))["runs"]["steps"]; \
+	print(next(s["run"] for s in steps if s.get("name") == sys.argv[2]))
+$(WHEEL_STAMP): $(DIST) action.yml
+	test -x .venv-wheel/bin/python || $(PYTHON) -m venv .venv-wheel
+	.venv-wheel/bin/python -m pip install --quiet --upgrade pip
+	rm -rf build
+	$(BIN)/python -c '$(ACTION_STEP)' action.yml "Install graphfreeze" >.venv-wheel/install.sh
+	cd "$${TMPDIR:-/tmp}" && PATH="$(CURDIR)/.venv-wheel/bin:$$PATH" GITHUB_ACTION_PATH="$(CURDIR)" \
+		EXTRAS=convert,openvino,ray bash --noprofile --norc -eo pipefail "$(CURDIR)/.venv-wheel/install.sh" \
+		>"$(CURDIR)/.venv-wheel/install.log" 2>&1 || (cat "$(CURDIR)/.venv-wheel/install.log"; exit 1)
+	touch $(WHEEL_STAMP)
+
+.PHONY: .venv-wheel
+.venv-wheel: $(WHEEL_STAMP)
 
 # tests/batch/test_report_html.py loads report.html in a headless Chromium (Debian's package)
 .PHONY: chromium
@@ -49,7 +83,7 @@ chromium:
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium) \
 		|| echo "warning: chromium not installed; tests/batch/test_report_html.py will skip"
 
-test: $(STAMP) $(BASE_STAMP) chromium
+test: $(STAMP) $(BASE_STAMP) $(WHEEL_STAMP) chromium
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
@@ -65,4 +99,4 @@ zoo: $(STAMP)
 	nice $(BIN)/python bench/zoo_coverage.py $(ZOO_ARGS)
 
 clean:
-	rm -rf $(VENV) .venv-base models/out bench/.cache .pytest_cache
+	rm -rf $(VENV) .venv-base .venv-wheel dist build models/out bench/.cache .pytest_cache

@@ -1,5 +1,6 @@
 """The CI templates (docs/CI.md): they parse, the action uses every input it declares, and their
-shell steps, run with a stand-in `freeze`, pass `freeze batch` the flags it takes."""
+shell steps, run with a stand-in `freeze` (or `python`), pass `freeze batch` the flags it takes
+and pip the same install. With the real `freeze`: tests/e2e/test_wheel_ci.py."""
 
 from __future__ import annotations
 
@@ -25,13 +26,14 @@ def load(path: Path):
     return yaml.safe_load(path.read_text())
 
 
-def stand_in(tmp_path: Path, code: int = 0) -> dict:
-    """An environment whose `freeze` writes its arguments, one a line, to tmp_path/args."""
+def stand_in(tmp_path: Path, code: int = 0, program: str = "freeze") -> dict:
+    """An environment whose `freeze` (or PROGRAM) writes its arguments, one a line, to
+    tmp_path/args."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "freeze").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{tmp_path}/args"\n'
-                                    f"exit {code}\n")
-    (bin_dir / "freeze").chmod(0o755)
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / program).write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{tmp_path}/args"\n'
+                                   f"exit {code}\n")
+    (bin_dir / program).chmod(0o755)
     return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_path)}
 
 
@@ -54,11 +56,11 @@ def test_action_declares_and_uses_every_input():
     uses = [s["uses"].split("@")[0] for s in steps if "uses" in s]
     assert uses == ["actions/setup-python", "actions/cache/restore", "actions/cache/save",
                     "actions/upload-artifact", "actions/upload-artifact"]
-    assert "gh run download" in text and "GITHUB_STEP_SUMMARY" in text
+    assert "gh run download" in text  # report.md on the run page: tests/e2e/test_wheel_ci.py
     assert '"$GITHUB_ACTION_PATH"' in text  # graphfreeze from the action's own checkout
 
 
-def _step(name: str) -> dict:
+def action_step(name: str) -> dict:
     return next(s for s in load(ACTION)["runs"]["steps"] if s.get("name") == name)
 
 
@@ -67,7 +69,7 @@ def test_action_batch_step_passes_baseline_budgets_and_args(tmp_path):
            "CACHE": "~/.cache/graphfreeze", "BASELINE": "/b/report.json", "REPORT_DIR": "dist",
            "ARGS": "--jobs 2  --shard 1/4", "FAIL_ON": "size > +5%\n\ntop1 < -0.5%\n",
            "GITHUB_OUTPUT": str(tmp_path / "out")}
-    subprocess.run(["bash", "-eo", "pipefail", "-c", _step("freeze batch")["run"]], env=env,
+    subprocess.run(["bash", "-eo", "pipefail", "-c", action_step("freeze batch")["run"]], env=env,
                    check=True)
     assert freeze_args(tmp_path) == [
         "batch", "models.toml", "--cache", f"{tmp_path}/.cache/graphfreeze", "--report", "dist",
@@ -76,7 +78,7 @@ def test_action_batch_step_passes_baseline_budgets_and_args(tmp_path):
     assert (tmp_path / "out").read_text().splitlines() == ["status=8",
                                                             "report=dist/report.json"]
     env.update(BASELINE="", FAIL_ON="", ARGS="", CACHE="gs://bucket/cache")
-    subprocess.run(["bash", "-eo", "pipefail", "-c", _step("freeze batch")["run"]], env=env,
+    subprocess.run(["bash", "-eo", "pipefail", "-c", action_step("freeze batch")["run"]], env=env,
                    check=True)
     assert freeze_args(tmp_path) == ["batch", "models.toml", "--cache", "gs://bucket/cache",
                                      "--report", "dist"]
@@ -90,10 +92,27 @@ def test_action_without_a_baseline_run_goes_on(tmp_path):
            "GITHUB_REPOSITORY": "o/r", "GITHUB_RUN_ID": "1"}
     env["PATH"] = f"{tmp_path / 'bin'}:/usr/bin:/bin"
     done = subprocess.run(["bash", "-eo", "pipefail", "-c",
-                           _step("Download the base branch's report")["run"]], env=env,
+                           action_step("Download the base branch's report")["run"]], env=env,
                           capture_output=True, text=True, check=True)
     assert "no baseline" in done.stdout
     assert (tmp_path / "out").read_text() == "path=\n"
+
+
+@pytest.mark.parametrize("extras", ["convert,openvino,ray", ""])
+def test_the_action_and_gitlab_install_alike(tmp_path, extras):
+    """The same pip command: `make test`'s .venv-wheel (the action's step, run as written) stands
+    for GitLab's install from a checkout too."""
+    env = stand_in(tmp_path, program="python")
+    action = action_step("Install graphfreeze")["run"]
+    subprocess.run(["bash", "-eo", "pipefail", "-c", action], check=True,
+                   env={**env, "GITHUB_ACTION_PATH": "/src/graphfreeze", "EXTRAS": extras})
+    by_action = freeze_args(tmp_path)
+    gitlab = "set -e\n" + "\n".join(load(GITLAB)[".graphfreeze-base"]["before_script"])
+    subprocess.run(["sh", "-c", gitlab], check=True, env={
+        **env, "GRAPHFREEZE_INSTALL": "/src/graphfreeze", "GRAPHFREEZE_EXTRAS": extras})
+    spec = f"/src/graphfreeze[{extras}]" if extras else "/src/graphfreeze"
+    assert by_action == freeze_args(tmp_path) == [
+        "-m", "pip", "install", "--disable-pip-version-check", spec]
 
 
 class _Artifacts(http.server.BaseHTTPRequestHandler):

@@ -1,7 +1,8 @@
-"""The base install (`pip install graphfreeze`, no extras), in its own venv (`make test` builds
-`.venv-base`): android and server convert and verify; every format whose modules are missing is
-refused in one line naming the pip extra, before the model is opened; inspect says which formats
-it skipped; the Ray executor without Ray is one line too."""
+"""The base install (`pip install graphfreeze`, no extras): dist/'s wheel in its own venv (`make
+test` builds `.venv-base`), run outside the checkout without PYTHONPATH: android and server
+convert and verify; every format whose modules are missing is refused in one line naming the pip
+extra, before the model is opened; inspect says which formats it skipped; the Ray executor
+without Ray is one line too."""
 
 from __future__ import annotations
 
@@ -11,24 +12,28 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BASE = ROOT / ".venv-base" / "bin" / "freeze"
+from tests.e2e.installs import BASE as VENV
+from tests.e2e.installs import missing, run
 
-pytestmark = pytest.mark.skipif(not BASE.exists(), reason="no .venv-base (make test builds it: "
-                                                          "make .venv-base)")
+WHY = missing(VENV / ".installed", ".venv-base")
+pytestmark = pytest.mark.skipif(WHY is not None, reason=str(WHY))
+BASE = VENV / "bin" / "freeze"
 
 
 def base(*args, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BASE), *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+    return run(BASE, *args, cwd=cwd)
 
 
-def test_the_base_install_has_no_extras():
-    python = BASE.with_name("python")
-    for module in ("tf2onnx", "onnxruntime", "ai_edge_litert", "openvino", "ray",
-                   "tensorflow_model_optimization"):
-        done = subprocess.run([str(python), "-c", f"import {module}"], capture_output=True)
-        assert done.returncode != 0, f"{module} is installed in .venv-base"
+def test_the_base_install_is_the_wheel_without_extras(tmp_path):
+    code = ("import importlib.util as u, sys, sysconfig, graphfreeze\n"
+            "print(sysconfig.get_paths()['purelib'], graphfreeze.__file__)\n"
+            "print(*[m for m in sys.argv[1:] if u.find_spec(m)])")
+    done = run(VENV / "bin" / "python", "-c", code, "tf2onnx", "onnxruntime", "ai_edge_litert",
+               "openvino", "ray", "tensorflow_model_optimization", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (site, module), installed = (line.split() for line in done.stdout.splitlines())
+    assert Path(module) == Path(site) / "graphfreeze" / "__init__.py" and Path(site).is_relative_to(VENV)
+    assert installed == [], f"installed in .venv-base: {installed}"
 
 
 def test_android_and_server_convert_the_rest_are_refused(samples, tmp_path):

@@ -1,0 +1,131 @@
+"""graphfreeze as users install it, end to end: .venv-wheel holds what action.yml's install step
+installs (pip builds the wheel from the checkout; every extra), and its `freeze` runs in a
+model's folder with relative paths, without PYTHONPATH, outside the checkout: the headline
+command, every built-in target in one run, `freeze verify --golden`, inspect and scan.
+`freeze batch` with it: test_wheel_ci.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.installs import ROOT, WHEEL, builtin_targets, missing, run
+
+WHY = missing(WHEEL / ".installed", ".venv-wheel", "action.yml")
+pytestmark = pytest.mark.skipif(WHY is not None, reason=str(WHY))
+FREEZE = WHEEL / "bin" / "freeze"
+TARGETS = builtin_targets()
+
+
+def freeze(*args, cwd: Path):
+    return run(FREEZE, *args, cwd=cwd, COLUMNS="200")
+
+
+def test_graphfreeze_is_the_installed_wheel(tmp_path):
+    code = ("import importlib.metadata as m, importlib.util as u, json, sys, sysconfig\n"
+            "import graphfreeze, graphfreeze_cli\n"
+            "d = m.distribution('graphfreeze')\n"
+            "print(json.dumps({'files': [graphfreeze.__file__, graphfreeze_cli.__file__],\n"
+            "  'purelib': sysconfig.get_paths()['purelib'], 'path': sys.path,\n"
+            "  'url': json.loads(d.read_text('direct_url.json') or '{}'),\n"
+            "  'extras': {e: bool(u.find_spec(e)) for e in sys.argv[1:]}}))")
+    extras = ["tf2onnx", "onnx", "onnxruntime", "tensorflow_model_optimization", "ai_edge_litert",
+              "openvino", "ray"]
+    done = run(WHEEL / "bin" / "python", "-c", code, *extras, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    site = Path(found["purelib"])
+    assert site.is_relative_to(WHEEL) and site.name == "site-packages", site
+    assert [Path(f).relative_to(site) for f in found["files"]] == [
+        Path("graphfreeze/__init__.py"), Path("graphfreeze_cli/__init__.py")]
+    on_path = [Path(p).resolve() for p in found["path"] if p]
+    assert not [p for p in on_path if p.is_relative_to(ROOT) and not p.is_relative_to(WHEEL)]
+    assert not found["url"].get("dir_info", {}).get("editable"), found["url"]
+    assert not [p for p in site.glob("*.pth") if str(ROOT) in p.read_text()]  # no path hook back
+    assert found["extras"] == dict.fromkeys(extras, True)
+
+
+@pytest.fixture(scope="module")
+def iris(samples, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("wheel") / "iris"
+    shutil.copytree(samples / "iris", folder)
+    return folder
+
+
+def sidecar(path: Path) -> dict:
+    return json.loads(path.with_name(path.name + ".json").read_text())
+
+
+def test_the_headline_command(iris):
+    done = freeze("--ckpt", "model.ckpt-200", "--outputs", "probs", cwd=iris)
+    assert done.returncode == 0, done.stderr
+    assert "android: wrote model.ckpt-200.pb" in done.stdout
+    facts = sidecar(iris / "model.ckpt-200.pb")
+    assert facts["target"] == "android" and facts["verification"]["passed"] is True
+
+
+def test_freeze_targets_lists_every_builtin_target(iris):
+    done = freeze("targets", cwd=iris)
+    assert done.returncode == 0, done.stderr
+    table = done.stdout.split("model sources")[0]  # the first table: targets
+    listed = {line.split("│")[1].strip() for line in table.splitlines() if line.startswith("│")}
+    assert listed - {""} == set(TARGETS)
+
+
+@pytest.fixture(scope="module")
+def converted(iris) -> Path:
+    """One run to every built-in target, into out/, with golden outputs kept in golden/."""
+    done = freeze("--ckpt", "model.ckpt-200", "--outputs", "probs", "--target", ",".join(TARGETS),
+                  "-o", "out/", "--save-golden", "golden", cwd=iris)
+    assert done.returncode == 0, done.stderr
+    return iris
+
+
+def test_every_target_in_one_run(converted):
+    written = {}
+    for path in (converted / "out").glob("*.json"):
+        facts = json.loads(path.read_text())
+        written[facts["target"]] = facts
+        assert path.with_suffix("").exists(), path
+        assert facts["verification"]["passed"] is True, (path.name, facts["verification"])
+    assert set(written) == set(TARGETS)
+    assert (converted / "golden" / "golden.npz").exists()
+
+
+def _exporter(target: dict) -> str:
+    return next(s["use"] for s in target["stages"] if s["use"].startswith("export_"))
+
+
+# one target per format (by its export stage), named from the target TOMLs
+BY_FORMAT = {_exporter(t): name for name, t in sorted(TARGETS.items(), reverse=True)}
+
+
+@pytest.mark.parametrize("target", sorted(BY_FORMAT.values()))
+def test_verify_against_the_golden_outputs(converted, target):
+    (artifact,) = [p.with_suffix("").name for p in (converted / "out").glob("*.json")
+                   if json.loads(p.read_text())["target"] == target]
+    done = freeze("verify", f"out/{artifact}", "--golden", "golden", cwd=converted)
+    assert done.returncode == 0, done.stderr
+    assert f"({target}): passed against the golden inputs in golden" in done.stdout
+
+
+def test_inspect_checks_every_format(iris):
+    done = freeze("inspect", "model.ckpt-200", "--json", cwd=iris)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["kind"] == "checkpoint" and report["outputs"][0]["name"] == "probs:0"
+    assert {"onnx", "openvino", "tflite"} <= set(report["targets"])
+    for name, check in report["targets"].items():
+        assert check["unsupported"] == [] and "skipped" not in check["summary"], (name, check)
+
+
+def test_scan(iris, hostile_models):
+    hostile = hostile_models / "models" / "ckpt_write"  # WriteFile: from the wheel's host_ops.json
+    done = freeze("scan", ".", hostile, "--json", cwd=iris)
+    assert done.returncode == 3, done.stderr
+    clean, found = json.loads(done.stdout)["files"]
+    assert clean["path"] == "." and clean["ok"] is True and clean["kind"] == "checkpoint"
+    assert found["ok"] is False and "WriteFile" in json.dumps(found["findings"]), found
