@@ -115,6 +115,18 @@ def test_the_action_and_gitlab_install_alike(tmp_path, extras):
         "-m", "pip", "install", "--disable-pip-version-check", spec]
 
 
+def test_gitlab_without_an_install_source_says_so_in_one_line(tmp_path):
+    """graphfreeze is no PyPI release: the template's default installs nothing and says what to
+    set, rather than installing whatever a bare name finds."""
+    env = stand_in(tmp_path, program="python")
+    gitlab = "set -e\n" + "\n".join(load(GITLAB)[".graphfreeze-base"]["before_script"])
+    done = subprocess.run(["sh", "-c", gitlab], capture_output=True, text=True,
+                          env={**env, "GRAPHFREEZE_INSTALL": load(GITLAB)["variables"][
+                              "GRAPHFREEZE_INSTALL"]})
+    assert done.returncode == 6 and done.stderr.strip().startswith("set GRAPHFREEZE_INSTALL to")
+    assert not (tmp_path / "args").exists()  # pip never ran
+
+
 class _Artifacts(http.server.BaseHTTPRequestHandler):
     """GitLab's 'raw artifact file' endpoint: the baseline report of job `convert` on main."""
 
