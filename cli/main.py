@@ -157,7 +157,7 @@ def convert_command(path, kind, source_option, unsafe, outputs, inputs, targets,
                       outputs=tuple(parse_names(outputs)), inputs=tuple(parse_names(inputs)),
                       targets=tuple(parse_names(targets)) or ("android",),
                       output=output, force=force, verify=not no_verify,
-                      overrides=flags.given("stage", values), flags=True)
+                      stage_options=flags.given("stage", values), flags=True)
     run(lambda: _convert(request, debug), debug)
 
 

@@ -38,7 +38,7 @@ class Request:
     output: str | None = None
     force: bool = False
     verify: bool = True
-    overrides: dict = field(default_factory=dict)  # stage options, for every target
+    stage_options: dict = field(default_factory=dict)  # stage options, for every target
     target_options: dict = field(default_factory=dict)  # target -> its own stage options
     flags: bool = False  # the options came from the command line: errors name the flags
 
@@ -54,7 +54,7 @@ def _expanded(request: Request, registry: Registry) -> Request:
     keys = paths_of(registry.option_classes("stage")) | paths_of(registry.option_classes("source"))
     return dataclasses.replace(
         request, source_options=expand_paths(request.source_options, keys),
-        overrides=expand_paths(request.overrides, keys),
+        stage_options=expand_paths(request.stage_options, keys),
         target_options={t: expand_paths(o, keys) for t, o in request.target_options.items()})
 
 
@@ -102,7 +102,7 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
 
     registry = registry or Registry.default()
     request = _expanded(request, registry)
-    plans = plan.build(registry, list(request.targets), request.overrides,
+    plans = plan.build(registry, list(request.targets), request.stage_options,
                        skip=set() if request.verify else {"verify"},
                        target_options=request.target_options, flags=request.flags)
     source, options = source_for(request.source, request.kind, request.source_options, registry)

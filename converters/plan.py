@@ -32,19 +32,19 @@ class TargetPlan:
         return next(s.stage.suffix for s in self.steps if s.stage.suffix)
 
 
-def build(registry: Registry, target_names: list[str], overrides: dict | None = None,
+def build(registry: Registry, target_names: list[str], stage_options: dict | None = None,
           skip: set[str] = frozenset(), target_options: dict | None = None,
           flags: bool = False) -> list[TargetPlan]:
-    """Resolve targets and stages, parse options (plus `overrides` where a stage has that
+    """Resolve targets and stages, parse options (plus `stage_options` where a stage has that
     option, and `target_options[target]` for that target's stages), drop stages named in
-    `skip`, and check each stage gets the kind it consumes. `flags`: the overrides came from
+    `skip`, and check each stage gets the kind it consumes. `flags`: the stage_options came from
     the command line, so errors name them as flags."""
-    overrides, target_options = overrides or {}, target_options or {}
+    stage_options, target_options = stage_options or {}, target_options or {}
     if len(set(target_names)) != len(target_names):
         raise ConfigError(f"target given twice in {', '.join(target_names)}")
     for name in target_options:
         registry.target(name)  # a misspelled target: unknown, with did-you-mean
-    used_overrides: set[str] = set()
+    used_options: set[str] = set()
     plans = []
     for name in target_names:
         target = registry.target(name)
@@ -56,9 +56,9 @@ def build(registry: Registry, target_names: list[str], overrides: dict | None = 
             stage = registry.stage(use.use)
             where = f"target '{name}', stage '{use.use}'"
             names = option_names(stage.options)
-            extra = {k: v for k, v in overrides.items() if k in names}
+            extra = {k: v for k, v in stage_options.items() if k in names}
             mine = {k: v for k, v in own.items() if k in names}
-            used_overrides |= set(extra)
+            used_options |= set(extra)
             used_own |= set(mine)
 
             def spell(option: str, cls=stage.options, extra=extra, mine=mine) -> str:
@@ -88,7 +88,7 @@ def build(registry: Registry, target_names: list[str], overrides: dict | None = 
         if not any(s.stage.suffix for s in steps):
             raise ConfigError(f"target '{name}' has no stage that writes a file")
         plans.append(TargetPlan(target, tuple(steps)))
-    unused = set(overrides) - used_overrides
+    unused = set(stage_options) - used_options
     if unused:
         shown = sorted("--" + u.replace("_", "-") if flags else u for u in unused)
         raise ConfigError(f"option {', '.join(shown)} applies to no stage of "

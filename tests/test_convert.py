@@ -124,7 +124,7 @@ def test_prepare_checks_targets_and_options_first(sample, registry):
     with pytest.raises(ConfigError, match="unknown target 'nope'"):
         prepare(Request(source=str(model_dir), targets=("nope",)), registry)
     with pytest.raises(ConfigError, match="option opset applies to no stage of android"):
-        prepare(Request(source=str(model_dir), overrides={"opset": 13}), registry)
+        prepare(Request(source=str(model_dir), stage_options={"opset": 13}), registry)
     prepared = prepare(Request(source=str(model_dir), targets=("onnx", "server"), verify=False,
                                source_options={"step": 200, "tag": "serve"}), registry)
     assert prepared.source.name == "checkpoint" and prepared.source_options.step == 200

@@ -72,7 +72,7 @@ def job_key(job) -> str:
         "source": request.source, "kind": source.name,
         "source_options": repr(prepared.source_options), "unsafe": request.unsafe,
         "outputs": request.outputs, "inputs": request.inputs, "verify": request.verify,
-        "overrides": sorted(request.overrides.items()),
+        "stage_options": sorted(request.stage_options.items()),
         "target_options": sorted((t, sorted(o.items())) for t, o in request.target_options.items()),
         "files": {os.path.relpath(p, os.path.dirname(request.source.rstrip("/")) or ".")
                   if not storage.is_remote(p) else p: d for p, d in read.items()},
@@ -106,7 +106,7 @@ def _option_files(prepared) -> list[str]:
 
     keys = paths_of(prepared.registry.option_classes("stage"), inputs_only=True)
     request = prepared.request
-    tables = [request.overrides, *request.target_options.values()]
+    tables = [request.stage_options, *request.target_options.values()]
     return [v for table in tables for k, v in table.items() if k in keys and isinstance(v, str)]
 
 

@@ -38,7 +38,7 @@ def request_for(spec: JobSpec) -> Request:
     return Request(source=spec.source, kind=o.kind, source_options=dict(o.source_options or {}),
                    unsafe=o.unsafe, outputs=o.outputs, inputs=o.inputs, targets=o.targets,
                    output=storage.join(o.out_dir, spec.name) + "/", force=o.force,
-                   verify=o.verify, overrides=dict(o.stage_options or {}),
+                   verify=o.verify, stage_options=dict(o.stage_options or {}),
                    target_options=dict(o.target_options or {}))
 
 

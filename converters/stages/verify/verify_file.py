@@ -32,7 +32,7 @@ def check_digest(path: str, parts: list[str], recorded: str | None) -> None:
                          f"{recorded[:12]}); the file was changed after it was written")
 
 
-def verify_file(path: str, golden_dir: str, registry, overrides: dict) -> dict:
+def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> dict:
     """The verification report of the artifact at `path` against `golden_dir`; a
     VerificationError (nothing changed) when it fails."""
     from graphfreeze.data import golden
@@ -53,8 +53,8 @@ def verify_file(path: str, golden_dir: str, registry, overrides: dict) -> dict:
         raise ConfigError(f"{path}: the {fmt.name} format needs {', '.join(fmt.missing())}, not "
                           f"installed; pip install 'graphfreeze[{fmt.extra}]'")
     use = next((u.options for u in target.stages if u.use == "verify"), {})
-    options = parse_options(VerifyOptions, {**use, **overrides}, f"target '{target.name}'",
-                            lambda name: flag_of(VerifyOptions, name) if name in overrides
+    options = parse_options(VerifyOptions, {**use, **stage_options}, f"target '{target.name}'",
+                            lambda name: flag_of(VerifyOptions, name) if name in stage_options
                             else name)
     check_digest(path, fmt.parts(path), sidecar.get("sha256"))
     inputs, outputs = _infos(sidecar["inputs"]), _infos(sidecar["outputs"])

@@ -22,7 +22,7 @@ def cnn_data(samples, tmp_path_factory):
     np.savez(folder / "x.npz", images=x)
     written = execute(prepare(Request(str(ckpt), outputs=("probs",), targets=("tflite",),
                                       output=str(folder / "f.tflite"),
-                                      overrides={"verify_data": str(folder / "x.npz")})))
+                                      stage_options={"verify_data": str(folder / "x.npz")})))
     interp = tf.lite.Interpreter(model_path=written[0].path)
     interp.resize_tensor_input(0, x.shape)
     interp.allocate_tensors()

@@ -26,7 +26,7 @@ def written(samples, tmp_path_factory):
                             targets=("android", "server", "tflite", "onnx", "onnx-fp16",
                                      "openvino"),
                             target_options={"onnx-fp16": {"external_data_bytes": 0}},
-                            output=f"{out}/", overrides={"verify_data": str(out / "val.npz"),
+                            output=f"{out}/", stage_options={"verify_data": str(out / "val.npz"),
                                                          "save_golden": str(out / "golden")})))
     return out
 
@@ -103,7 +103,7 @@ def test_changed_foreign_and_hostile_files_are_one_line(written, hostile_models,
 
     execute(prepare(Request(str(samples / "iris" / "model.ckpt-200"), outputs=("probs",),
                             output=str(tmp_path / "iris.pb"),
-                            overrides={"save_golden": str(other)})))
+                            stage_options={"save_golden": str(other)})))
     result = freeze("verify", written / "model.ckpt-200.pb", "--golden", other)
     assert result.exit_code == 3 and "golden outputs of another model: this model's input " \
         "'images:0' is not in them (they have x:0)" in result.output
