@@ -26,7 +26,12 @@ from graphfreeze_cli.cache import cache_option
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed job.")
 @click.option("--executor", default="local", metavar="NAME",
               show_default=True, help="Where jobs run: local, ray, or a plugin's executor.")
-@click.option("--address", metavar="ADDR", help="ray: an existing cluster (default: a local one).")
+@click.option("--address", metavar="ADDR",
+              help="ray: an existing cluster (default: $RAY_ADDRESS, else a local Ray).")
+@click.option("--resource", "resources", multiple=True, metavar="NAME[=N]",
+              callback=lambda ctx, param, value: _resources(value),
+              help="ray: a custom resource each job takes (1 if no N): jobs go to the cluster's "
+                   "nodes that have it (repeatable).")
 @click.option("--report", "report_dir", metavar="DIR",
               help="Where report.json, junit.xml and report.html go (default: the out_dir).")
 @click.option("--baseline", metavar="PATH",
@@ -40,8 +45,8 @@ from graphfreeze_cli.cache import cache_option
               help="Time every artifact in its own runtime (see freeze --benchmark).")
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
 def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, no_cache, shard,
-                  timeout, fail_fast, executor, address, report_dir, baseline, fail_on, benchmark,
-                  debug):
+                  timeout, fail_fast, executor, address, resources, report_dir, baseline, fail_on,
+                  benchmark, debug):
     """Convert many models: a manifest (models.toml) or paths with shared options.
 
     Cached by content (a re-run converts only what changed), sharded for CI matrices, run in
@@ -67,12 +72,28 @@ def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, n
             shared[key] = list(shared[key])
     run(lambda: _batch(manifest, None if manifest else list(sources), shared, jobs,
                         None if no_cache else (cache_dir or "default"), shard, timeout,
-                        fail_fast, executor, address, report_dir, baseline, fail_on,
+                        fail_fast, executor, address, resources, report_dir, baseline, fail_on,
                         {"benchmark": True} if benchmark else None), debug)
 
 
+def _resources(values: tuple[str, ...]) -> dict[str, float]:
+    """`--resource NAME[=N]`s as Ray's {name: amount}."""
+    out = {}
+    for text in values:
+        name, sep, amount = (part.strip() for part in text.partition("="))
+        try:
+            value = float(amount) if sep else 1.0
+        except ValueError:
+            value = 0.0
+        if not name or not value > 0:
+            raise click.BadParameter(f"{text!r}: write NAME or NAME=N with N > 0, e.g. "
+                                     "tensorflow=1", param_hint="--resource")
+        out[name] = value
+    return out
+
+
 def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, executor, address,
-           report_dir, baseline, fail_on, stage_options) -> None:
+           resources, report_dir, baseline, fail_on, stage_options) -> None:
     from graphfreeze import batch
     from graphfreeze.batch.report import end_lines, job_line, summary_line, write_reports
 
@@ -92,8 +113,8 @@ def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, exec
             progress.start()
         report = batch.run(manifest, paths, shared, jobs=jobs, cache=cache, shard=shard,
                            timeout=timeout, fail_fast=fail_fast, executor=executor,
-                           address=address, baseline=baseline, fail_on=tuple(fail_on),
-                           stage_options=stage_options, on_result=show)
+                           address=address, resources=resources, baseline=baseline,
+                           fail_on=tuple(fail_on), stage_options=stage_options, on_result=show)
     finally:
         if progress is not None:
             progress.stop()

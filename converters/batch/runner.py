@@ -38,7 +38,8 @@ from graphfreeze.io import storage
 def run(manifest: str | None = None, paths: list[str] | None = None, options: dict | None = None,
         *, jobs: int | None = None, cache: str | None = "default", shard: str | None = None,
         timeout: float | None = None, fail_fast: bool = False, executor: str = "local",
-        address: str | None = None, recycle_after: int = 8, registry=None,
+        address: str | None = None, resources: dict[str, float] | None = None,
+        recycle_after: int = 8, registry=None,
         baseline: str | None = None, fail_on: tuple[str, ...] = (),
         stage_options: dict | None = None,
         on_result: Callable[[JobResult], None] = lambda result: None) -> Report:
@@ -46,7 +47,8 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
     manifest's [defaults]). `cache`: a folder, "default" (~/.cache/graphfreeze) or None.
     `baseline`: an earlier report.json to compare with (default: the manifest's); `fail_on`:
     budget rules (with the manifest's) a job breaks against it: status over-budget.
-    `stage_options`: stage options for every job, over the manifest's (`--benchmark`)."""
+    `stage_options`: stage options for every job, over the manifest's (`--benchmark`).
+    `address`, `resources`: where Ray runs the jobs (see ExecutorOptions)."""
     from graphfreeze.registry import Registry
 
     start = time.monotonic()
@@ -119,7 +121,7 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
             done(job.name, JobOutcome(FAILED, error=str(err), exit_code=err.exit_code), 0)
     if tasks:
         runner = chosen_executor.create(ExecutorOptions(
-            jobs, timeout, recycle_after, fail_fast, address))
+            jobs, timeout, recycle_after, fail_fast, address, tuple((resources or {}).items())))
         try:
             runner.run(tasks, done)
         except KeyboardInterrupt:

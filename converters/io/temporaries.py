@@ -161,6 +161,32 @@ def private_dir(name: str) -> str:
     return path
 
 
+_outer: list[str | None] = []  # TMPDIR as each open private_tempdir found it, outermost first
+
+
+def _set_tmpdir(value: str | None) -> None:
+    if value is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = value
+
+
+@contextlib.contextmanager
+def user_tmpdir():
+    """Inside the block, TMPDIR (what child processes and libraries read) is the user's again,
+    as before any private_tempdir: for programs whose files outlive our run or need short paths
+    (Ray's session folder and its sockets). Python's tempfile keeps the private folder."""
+    if not _outer:
+        yield
+        return
+    saved = os.environ.get("TMPDIR")
+    _set_tmpdir(_outer[0])
+    try:
+        yield
+    finally:
+        _set_tmpdir(saved)
+
+
 @contextlib.contextmanager
 def private_tempdir(name: str = "graphfreeze-run"):
     """Inside the block, temporary files (Python's tempfile, TMPDIR for libraries and child
@@ -170,13 +196,12 @@ def private_tempdir(name: str = "graphfreeze-run"):
     path = private_dir(name)
     saved = os.environ.get("TMPDIR"), tempfile.tempdir
     os.environ["TMPDIR"] = tempfile.tempdir = path
+    _outer.append(saved[0])
     try:
         yield path
     finally:
         with signals_deferred():
-            if saved[0] is None:
-                os.environ.pop("TMPDIR", None)
-            else:
-                os.environ["TMPDIR"] = saved[0]
+            _outer.pop()
+            _set_tmpdir(saved[0])
             tempfile.tempdir = saved[1]
             remove(path)

@@ -21,7 +21,9 @@ class ExecutorOptions:
     timeout: float | None = None  # seconds per job
     recycle_after: int = 8  # jobs per worker process before a fresh one
     fail_fast: bool = False  # start no job after one failed
-    address: str | None = None  # a cluster to join (ray)
+    address: str | None = None  # a cluster to join (ray; default: RAY_ADDRESS, else a local Ray)
+    # custom resources each job takes (ray): jobs go to the nodes that have them
+    resources: tuple[tuple[str, float], ...] = ()  # e.g. (("tensorflow", 1.0),)
 
 
 class Executor(Protocol):

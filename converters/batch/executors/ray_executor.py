@@ -1,40 +1,44 @@
-"""Ray: each job a Ray task on an existing cluster (`--address`), or on a local Ray started for
-the run (bound to 127.0.0.1, stopped at the end). Ray retries a task whose worker died once
-(`max_retries=1`) and recycles worker processes (`max_calls`); artifacts come back to the driver
-as bytes, so no shared filesystem is needed."""
+"""Ray: each job a Ray task on an existing cluster (`--address`, else RAY_ADDRESS as Ray reads
+it), or on a local Ray started for the run (bound to 127.0.0.1, stopped at the end). Ray keeps
+its session folder (sockets, logs) where it would without graphfreeze: in the user's TMPDIR or
+/tmp/ray, not in the run's private temp dir. Ray retries a task whose worker died once
+(`max_retries=1`) and recycles worker processes (`max_calls`); `--resource NAME=N` sends jobs to
+the nodes that have that custom resource. Artifacts come back to the driver as bytes, so outputs
+need no shared filesystem; a node reads the model itself, so a local path must exist on every
+node (else the job fails in one line: use gs://)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from graphfreeze.batch.executors.base import ExecutorOptions
-from graphfreeze.batch.results import JobOutcome
-from graphfreeze.errors import ConfigError
+from graphfreeze.batch.results import FAILED, JobOutcome
+from graphfreeze.errors import ConfigError, first_line
+
+CONNECT_SECONDS = 5.0  # to reach a cluster's address (Ray itself retries for minutes)
 
 
 @dataclass
 class RayExecutor:
     name: ClassVar[str] = "ray"
     summary: ClassVar[str] = "Ray tasks on a cluster (--address) or a local Ray"
-    address: str | None = None
-    jobs: int | None = None
-    timeout: float | None = None
-    recycle_after: int = 8
-    fail_fast: bool = False
+    options: ExecutorOptions = field(default_factory=ExecutorOptions)
 
     @classmethod
     def create(cls, options: ExecutorOptions) -> RayExecutor:
-        return cls(options.address, options.jobs, options.timeout, options.recycle_after,
-                   options.fail_fast)
+        return cls(options)
 
     def run(self, tasks: list[tuple], on_done: Callable[[object, JobOutcome, int], None]) -> None:
-        import os
-
-        if not self.address:  # a local Ray: loopback only (Ray reads this when imported; it is
-            # its mode for single machines, which binds every server to 127.0.0.1)
+        address = self.options.address or os.environ.get("RAY_ADDRESS") or None
+        if address is None and self.options.resources:
+            raise ConfigError("--resource sends jobs to a cluster's nodes that have it; give the "
+                              "cluster's --address (a local Ray has no custom resources)")
+        if address is None or _loopback(address):  # Ray's single-machine mode (read when it is
+            # imported): every server on 127.0.0.1, and 127.0.0.1 not swapped for the host's IP
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         try:
             import ray
@@ -42,33 +46,52 @@ class RayExecutor:
             raise ConfigError("--executor ray needs Ray: pip install 'graphfreeze[ray]'") from err
         started = not ray.is_initialized()
         if started:
-            self._init(ray)
+            self._init(ray, address)
         try:
             self._run(ray, tasks, on_done)
         finally:
             if started:
                 ray.shutdown()
 
-    def _init(self, ray) -> None:
-        if self.address:
-            ray.init(address=self.address, log_to_driver=False)
-            return
-        import os
+    def _init(self, ray, address: str | None) -> None:
+        import logging
 
+        from graphfreeze.io.temporaries import user_tmpdir
+        from graphfreeze.process.quiet import native_stderr_off
+
+        if address:
+            where = f"--address {address}" if self.options.address else f"RAY_ADDRESS={address}"
+            _listening(address, where)
+            # Ray's own temp dir (where `ray start` wrote the address file); its C++ client's
+            # retry lines off stderr: what went wrong is said in the one line below
+            with user_tmpdir(), native_stderr_off():
+                try:
+                    ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+                except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as err:
+                    raise ConfigError(f"{where}: cannot join that Ray cluster: {_why(err)}") \
+                        from err
+            return
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        ray.init(num_cpus=self.jobs or None, include_dashboard=False, log_to_driver=False,
-                 _node_ip_address="127.0.0.1")
+        with user_tmpdir():  # its session folder (sockets: 107 bytes at most) where Ray puts it
+            ray.init(address="local", num_cpus=self.options.jobs or None, include_dashboard=False,
+                     log_to_driver=False, logging_level=logging.ERROR,
+                     _node_ip_address="127.0.0.1")
 
     def _run(self, ray, tasks, on_done) -> None:
-        remote = ray.remote(num_cpus=1, max_retries=1, max_calls=self.recycle_after)(
-            _quiet_convert_job)
-        limit = self.jobs or len(tasks)
+        try:
+            remote = ray.remote(num_cpus=1, max_retries=1, max_calls=self.options.recycle_after,
+                                resources=dict(self.options.resources) or None)(
+                _quiet_convert_job)
+        except ValueError as err:  # e.g. CPU as a custom resource
+            raise ConfigError(f"--resource: {first_line(err)}") from err
+        timeout, fail_fast = self.options.timeout, self.options.fail_fast
+        limit = self.options.jobs or len(tasks)
         queue = list(tasks)
         running: dict = {}  # ref -> (key, started)
         failed = False
         try:
             while queue or running:
-                while queue and len(running) < limit and not (failed and self.fail_fast):
+                while queue and len(running) < limit and not (failed and fail_fast):
                     key, args = queue.pop(0)
                     running[remote.remote(*args)] = (key, time.monotonic())
                 if not running:
@@ -84,31 +107,98 @@ class RayExecutor:
                     on_done(key, result, 1)
                 now = time.monotonic()
                 for ref, (key, began) in list(running.items()):
-                    if self.timeout and now - began > self.timeout:
+                    if timeout and now - began > timeout:
                         ray.cancel(ref, force=True)
                         running.pop(ref)
                         failed = True
-                        on_done(key, JobOutcome.timed_out(self.timeout, now - began), 1)
-                if failed and self.fail_fast:
+                        on_done(key, JobOutcome.timed_out(timeout, now - began), 1)
+                if failed and fail_fast:
                     queue.clear()
         finally:
             for ref in running:
                 ray.cancel(ref, force=True)
 
     def _wait(self, running: dict) -> float | None:
-        if not self.timeout:
+        if not self.options.timeout:
             return None
         now = time.monotonic()
-        return max(0.05, min(self.timeout - (now - began) for _, began in running.values()))
+        return max(0.05, min(self.options.timeout - (now - began) for _, began in running.values()))
 
 
-def _quiet_convert_job(prepared, cwd: str) -> dict:
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of `host:port` or `ray://host:port`; None for Ray's other spellings."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit("//" + address.split("://", 1)[-1])
+    try:
+        return (parts.hostname, parts.port) if parts.hostname and parts.port else None
+    except ValueError:  # a port that is not one: Ray says so
+        return None
+
+
+def _loopback(address: str) -> bool:
+    import ipaddress
+
+    host = (_host_port(address) or ("",))[0]
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _why(err: BaseException) -> str:
+    """The root of Ray's error: the last line of its first cause (the text of a traceback)."""
+    while err.__cause__ is not None:
+        err = err.__cause__
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    return lines[-1] if lines else type(err).__name__
+
+
+def _listening(address: str, where: str) -> None:
+    """A one-line ConfigError, within CONNECT_SECONDS, if nothing listens at `address`."""
+    import socket
+
+    target = _host_port(address)
+    if target is None:
+        return
+    try:
+        socket.create_connection(target, timeout=CONNECT_SECONDS).close()
+    except OSError as err:
+        why = err.strerror or str(err) or type(err).__name__
+        raise ConfigError(f"{where}: no Ray cluster answers there ({why}); start one with "
+                          "`ray start --head`, or give the head node's address") from err
+
+
+def _missing_on_node(prepared, cwd: str) -> JobOutcome | None:
+    """A failed outcome if the job's local source is not on this node (a path of the driver's
+    machine), else None."""
+    from graphfreeze.io import storage
+
+    source = prepared.request.source
+    if storage.is_remote(source):
+        return None
+    path = os.path.join(cwd, source)  # the driver's folder: an absolute source stays as is
+    if os.path.exists(path):
+        return None
+    import ray
+
+    return JobOutcome(FAILED, 0.0, exit_code=ConfigError.exit_code, error=(
+        f"{path}: not on Ray node {ray.util.get_node_ip_address()} (a path on the driver's "
+        "machine); put the model on gs:// or in a folder every node mounts at that path"))
+
+
+def _quiet_convert_job(prepared, cwd: str) -> JobOutcome:
     """convert_job in a Ray worker, TensorFlow's environment and logs as in a local worker."""
     import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
     from graphfreeze.batch.worker import convert_job
     from graphfreeze.io.temporaries import private_tempdir
     from graphfreeze.process.quiet import import_tensorflow_quietly
 
+    missing = _missing_on_node(prepared, cwd)
+    if missing is not None:
+        return missing
     with private_tempdir("graphfreeze-task"):  # a task cancelled on --timeout kills its worker:
         import_tensorflow_quietly()             # the next task there sweeps what it left
         return convert_job(prepared, cwd)

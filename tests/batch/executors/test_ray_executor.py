@@ -1,20 +1,24 @@
-"""`freeze batch --executor ray`: on a local Ray the run starts itself (2 CPUs, bound to
-127.0.0.1, shut down at the end), the artifacts are the bytes `--executor local` writes."""
+"""`freeze batch --executor ray` with no --address, as typed: the run starts a local Ray (bound
+to 127.0.0.1, its session folder where Ray keeps it, in the user's TMPDIR, not in the run's
+private temp dir, whose long path overflowed Ray's socket names: issue 23) and stops it at the
+end; the artifacts are the bytes `--executor local` writes."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-# Ray is imported only by the run itself (its settings are read when it is first imported)
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs ray")
 
 FREEZE = str(Path(sys.executable).with_name("freeze"))
@@ -38,59 +42,56 @@ def digests(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def workspace(samples: Path, folder: Path) -> Path:
+def workspace(samples: Path, folder: Path, manifest: str = MANIFEST) -> Path:
     shutil.copytree(samples / "iris", folder / "iris")
     shutil.copytree(samples / "iris_resource", folder / "runs" / "iris_resource")
-    (folder / "models.toml").write_text(MANIFEST)
+    (folder / "models.toml").write_text(manifest)
     return folder
+
+
+def freeze_batch(folder: Path, *args: str, env: dict | None = None,
+                 **kwargs) -> subprocess.CompletedProcess:
+    """`freeze batch models.toml ARGS --no-cache` typed in `folder`; prints how long it took."""
+    start = time.monotonic()
+    done = subprocess.run([FREEZE, "batch", "models.toml", *args, "--no-cache"], cwd=folder,
+                          env=env, capture_output=True, text=True, timeout=600, **kwargs)
+    print(f"freeze batch {' '.join(args)}: {time.monotonic() - start:.1f} s")
+    return done
+
+
+def processes_naming(text: str) -> list[str]:
+    """Command lines of running processes that contain `text`."""
+    done = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
+    return [line for line in done.stdout.splitlines() if text in line]
 
 
 @pytest.fixture(scope="module")
 def runs(samples, tmp_path_factory):
-    """The manifest converted with --executor local (a subprocess) and with Ray (in-process,
-    Ray not imported before the run): (local folder, ray folder, Report, what the driver saw of
-    the cluster at each result, whether Ray was still initialized after)."""
-    from graphfreeze.batch import run as batch_run
-
+    """The manifest converted with --executor local and with --executor ray, each by the CLI;
+    the Ray run with TMPDIR set by the user to a folder of this test's (short: Ray's sockets
+    live in it). (local folder, ray folder, ray's CompletedProcess, TMPDIR, what ran there
+    after)."""
     local = workspace(samples, tmp_path_factory.mktemp("local"))
-    start = time.monotonic()
-    done = subprocess.run([FREEZE, "batch", "models.toml", "--executor", "local", "--jobs", "2",
-                           "--no-cache"], cwd=local, capture_output=True, text=True, timeout=600)
-    print(f"local executor: {time.monotonic() - start:.1f} s")
+    done = freeze_batch(local, "--executor", "local", "--jobs", "2")
     assert done.returncode == 0, done.stderr
-
     on_ray = workspace(samples, tmp_path_factory.mktemp("ray"))
-    cluster = []
-
-    def seen(result) -> None:  # the driver's view of the cluster while the run is on
-        import ray
-
-        cluster.append(sorted((n["NodeManagerAddress"], n["Resources"].get("CPU"))
-                              for n in ray.nodes() if n["Alive"]))
-
-    start = time.monotonic()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(on_ray)  # the same cwd-relative spelling of every source as the local run
-        try:
-            report = batch_run("models.toml", executor="ray", jobs=2, cache=None, on_result=seen)
-        finally:
-            import ray
-
-            initialized = ray.is_initialized()
-            if initialized:
-                ray.shutdown()
-    print(f"ray executor: {time.monotonic() - start:.1f} s")
-    return local, on_ray, report, cluster, initialized
+    user_tmp = Path(tempfile.mkdtemp(prefix="gfr-", dir="/tmp"))
+    try:
+        ray_run = freeze_batch(on_ray, "--executor", "ray", "--jobs", "2",
+                               env={**os.environ, "TMPDIR": str(user_tmp)})
+        yield local, on_ray, ray_run, user_tmp, processes_naming(str(user_tmp))
+    finally:
+        shutil.rmtree(user_tmp, ignore_errors=True)
 
 
 def test_ray_gives_the_bytes_local_gives(runs):
-    local, on_ray, report, cluster, initialized = runs
-    assert not initialized  # the run shut down the Ray it started
-    assert [(j.name, j.status, j.attempts) for j in report.jobs] == [(n, "ok", 1) for n in NAMES], \
-        [j.error for j in report.jobs]
-    assert [[cpus for _, cpus in nodes] for nodes in cluster] == [[2.0]] * 2  # one node, 2 CPUs
-    local_report = json.loads((local / "dist" / "report.json").read_text())
-    assert [(j["name"], j["status"]) for j in local_report["jobs"]] == [(n, "ok") for n in NAMES]
+    local, on_ray, ray_run, _, _ = runs
+    assert ray_run.returncode == 0, ray_run.stdout + ray_run.stderr
+    assert ray_run.stderr == ""  # Ray's own log lines are not the user's
+    for folder in (local, on_ray):
+        report = json.loads((folder / "dist" / "report.json").read_text())
+        assert [(j["name"], j["status"], j["attempts"]) for j in report["jobs"]] == \
+            [(n, "ok", 1) for n in NAMES]
     for name in NAMES:
         assert digests(on_ray / "dist" / name) == digests(local / "dist" / name), name
     assert sorted(digests(on_ray / "dist" / "iris")) == [
@@ -98,6 +99,32 @@ def test_ray_gives_the_bytes_local_gives(runs):
         "model.ckpt-200.tflite.json"]
 
 
-def test_local_ray_binds_loopback(runs):
-    _, _, _, cluster, _ = runs
-    assert cluster and all(address == "127.0.0.1" for nodes in cluster for address, _ in nodes)
+def test_ray_session_is_in_rays_temp_dir_and_stopped(runs):
+    _, _, ray_run, user_tmp, left = runs
+    assert ray_run.returncode == 0, ray_run.stderr
+    # Ray's default place, $TMPDIR/ray; graphfreeze's private folder there is gone
+    assert sorted(p.name for p in user_tmp.iterdir()) == ["ray"]
+    (session,) = (user_tmp / "ray").glob("session_2*")
+    assert (session / "sockets").is_dir()
+    assert left == []  # every Ray process of the run ended with it
+    nodes = re.findall(r"Registering new node\..* node_address=(\S+)",
+                       (session / "logs" / "gcs_server.out").read_text())
+    assert nodes == ["127.0.0.1"]  # one node, on loopback
+
+
+def test_resource_needs_a_cluster(samples, tmp_path):
+    folder = workspace(samples, tmp_path)
+    done = freeze_batch(folder, "--executor", "ray", "--resource", "gpu")
+    assert done.returncode == 6
+    assert done.stderr.splitlines() == ["error: --resource sends jobs to a cluster's nodes that "
+                                        "have it; give the cluster's --address (a local Ray has "
+                                        "no custom resources)"]
+    assert not (folder / "dist").exists()
+
+
+@pytest.mark.parametrize("given", ["gpu=0", "=1", "gpu=lots"])
+def test_resource_spelled_wrong(given, tmp_path):
+    done = subprocess.run([FREEZE, "batch", ".", "--executor", "ray", "--resource", given],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert f"'{given}': write NAME or NAME=N with N > 0" in done.stderr

@@ -1,0 +1,141 @@
+"""`freeze batch --executor ray --address` on a running Ray cluster of two nodes on 127.0.0.1
+(tests/ray_cluster.py: a head and a worker node, each its own raylet), the jobs sent to the
+worker node by a custom resource only it has (`--resource`): the bytes `--executor local`
+writes; a model on gs:// (the GCS emulator) read by the worker node itself; a path only the
+driver has, and an address nobody listens on, each one line."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import socket
+import time
+
+import pytest
+
+from tests.batch.executors.test_ray_executor import NAMES, digests, freeze_batch, workspace
+from tests.gcs_emulator import GcsEmulator
+from tests.ray_cluster import RayCluster
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs ray")
+
+WORKER = "graphfreeze_worker"  # the custom resource only the worker node has
+TASK = "_quiet_convert_job"  # the Ray task a job runs as: named in its worker's log
+GCS_MANIFEST = """\
+schema_version = 1
+[defaults]
+outputs = "probs"
+
+[[model]]
+source = "gs://bucket/models/iris"
+targets = ["android", "tflite"]
+"""
+
+
+@pytest.fixture(scope="module")
+def gcs(samples, tmp_path_factory):
+    """The GCS emulator with samples/iris at gs://bucket/models/iris."""
+    with GcsEmulator(tmp_path_factory.mktemp("gcs")) as emulator:
+        emulator.create_bucket("bucket")
+        for path in (samples / "iris").iterdir():
+            emulator.put("bucket", f"models/iris/{path.name}", path.read_bytes())
+        yield emulator
+
+
+@pytest.fixture(scope="module")
+def cluster(gcs):
+    """A head (1 CPU) and a worker node (2 CPUs, WORKER: 2) whose processes reach the GCS
+    emulator (as a cloud cluster's nodes reach GCS); stopped, every process of it, at the end."""
+    start = time.monotonic()
+    with RayCluster([{"num_cpus": 1}, {"num_cpus": 2, "resources": {WORKER: 2}}],
+                    env=gcs.env()) as running:
+        print(f"Ray cluster of 2 nodes up in {time.monotonic() - start:.1f} s")
+        yield running
+    print(f"Ray cluster up and down: {time.monotonic() - start:.1f} s")
+
+
+@pytest.fixture(scope="module")
+def local(samples, tmp_path_factory):
+    """The manifest converted by `--executor local`: its folder."""
+    folder = workspace(samples, tmp_path_factory.mktemp("local"))
+    done = freeze_batch(folder, "--executor", "local", "--jobs", "2")
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+def on_cluster(cluster, gcs, folder, **kwargs):
+    """`freeze batch models.toml --executor ray --address ... --resource WORKER` in `folder`."""
+    return freeze_batch(folder, "--executor", "ray", "--address", cluster.address,
+                        "--resource", WORKER, env=cluster.env(gcs.env()), **kwargs)
+
+
+def test_cluster_gives_the_bytes_local_gives(cluster, gcs, local, samples, tmp_path):
+    folder = workspace(samples, tmp_path)
+    done = on_cluster(cluster, gcs, folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == ""
+    assert sorted(line.split()[:2] for line in done.stdout.splitlines()[:2]) == \
+        [["ok", name] for name in NAMES]
+    for name in NAMES:
+        assert digests(folder / "dist" / name) == digests(local / "dist" / name), name
+    assert TASK in cluster.logs(1) and TASK not in cluster.logs(0)  # on the worker node
+
+
+def test_model_on_gcs_is_read_by_the_worker_node(cluster, gcs, local, tmp_path):
+    (tmp_path / "models.toml").write_text(GCS_MANIFEST)
+    done = on_cluster(cluster, gcs, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    made, expected = digests(tmp_path / "dist" / "iris"), digests(local / "dist" / "iris")
+    assert sorted(made) == sorted(expected)
+    for name in ("model.ckpt-200.pb", "model.ckpt-200.tflite"):  # sidecars name the source
+        assert made[name] == expected[name], name
+    assert TASK in cluster.logs(1) and TASK not in cluster.logs(0)
+
+
+def test_path_only_the_driver_has_is_one_line(cluster, gcs, samples, tmp_path):
+    """/dev/fd/N/iris: N is the models folder held open by the driver process only (passed to
+    it, as fd N), so the path exists for the driver, which plans the job, and for no other
+    process: as a folder of the driver's machine exists on no other node."""
+    shutil.copytree(samples / "iris", tmp_path / "models" / "iris")
+    fd = os.open(tmp_path / "models", os.O_RDONLY | os.O_DIRECTORY)
+    path = f"/dev/fd/{fd}/iris"
+    (tmp_path / "models.toml").write_text(
+        f'schema_version = 1\n[[model]]\nsource = "{path}"\noutputs = "probs"\n')
+    try:
+        done = on_cluster(cluster, gcs, tmp_path, pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    assert done.returncode == 7, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == (
+        f"FAILED  iris                  error: {path}: not on Ray node 127.0.0.1 (a path on the "
+        "driver's machine); put the model on gs:// or in a folder every node mounts at that path")
+    assert done.stderr == ""
+    assert not (tmp_path / "dist" / "iris").exists()
+
+
+def test_address_nobody_listens_on_is_one_line(samples, tmp_path):
+    with socket.socket() as probe:  # a port just free: nobody listens there
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    folder = workspace(samples, tmp_path)
+    start = time.monotonic()
+    done = freeze_batch(folder, "--executor", "ray", "--address", address)
+    assert time.monotonic() - start < 30  # not Ray's minutes of retries
+    assert done.returncode == 6
+    assert done.stderr.splitlines() == [
+        f"error: --address {address}: no Ray cluster answers there (Connection refused); start "
+        "one with `ray start --head`, or give the head node's address"]
+    assert not (folder / "dist").exists()  # before any job ran
+
+
+def test_driver_without_the_clusters_token_is_one_line(cluster, gcs, samples, tmp_path):
+    folder = workspace(samples, tmp_path)
+    env = {k: v for k, v in cluster.env().items() if k != "RAY_AUTH_TOKEN"}
+    env["HOME"] = str(tmp_path)  # no ~/.ray/auth_token either
+    done = freeze_batch(folder, "--executor", "ray", "--address", cluster.address, env=env)
+    assert done.returncode == 6
+    (line,) = done.stderr.splitlines()  # Ray's own retry lines are not shown
+    assert line.startswith(f"error: --address {cluster.address}: cannot join that Ray cluster: ")
+    assert "no authentication token was found" in line  # Ray's words, with where to put it
+    assert not (folder / "dist").exists()
