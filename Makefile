@@ -85,9 +85,10 @@ chromium:
 
 test: $(STAMP) $(BASE_STAMP) $(WHEEL_STAMP) chromium
 	$(BIN)/python -m pytest
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
 
 lint: $(STAMP)
-	$(BIN)/ruff check converters cli tests models bench
+	$(BIN)/ruff check converters cli tests models bench docs setup.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_freeze.py --markdown bench/results.md
