@@ -140,6 +140,11 @@ class Session:
         return lambda: self.run(feeds)
 
 
+def one_file(path: str) -> list[str]:
+    """An artifact that is one file or one directory (`Format.parts`' default)."""
+    return [path]
+
+
 @dataclass(frozen=True)
 class Format:
     """An artifact format: one folder in `formats/` (or a plugin's package) holding its export
@@ -159,7 +164,7 @@ class Format:
     gaps: Callable[[Any, set], OpGaps] | None = None
     requires: tuple[str, ...] = ()
     extra: str | None = None
-    parts: Callable[[str], list[str]] = lambda path: [path]
+    parts: Callable[[str], list[str]] = field(default=one_file, repr=False)
 
     def missing(self) -> list[str]:
         """The required modules that are not installed (found without importing them)."""

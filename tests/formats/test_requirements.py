@@ -52,3 +52,11 @@ def test_every_built_in_format_declares_what_it_needs():
     assert formats["frozen_graph"].requires == formats["saved_model"].requires == ()
     assert formats["onnx"].extra and formats["tflite"].extra and formats["openvino"].extra
     assert all(f.export.produces == "artifact" and f.open for f in formats.values())
+
+
+def test_every_built_in_format_travels_to_a_worker():
+    """Formats pickle by reference (batch workers and Ray tasks get plans and artifacts)."""
+    import pickle
+
+    for fmt in Registry.default(plugins=False).formats():
+        assert pickle.loads(pickle.dumps(fmt)).name == fmt.name
