@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = "android,server,tflite,tflite-fp16,tflite-dynamic,edge-int8,onnx"
+TARGETS = ("android,server,tflite,tflite-fp16,tflite-dynamic,edge-int8,edge-int16x8,onnx,onnx-int8,"
+           "onnx-fp16,openvino")
 SAMPLES = {"iris": "probs", "iris_resource": "probs", "iris_partitioned": "probs",
            "cnn_v1": "probs", "cnn_v2": "probs"}
 OTHER = {"tf2_savedmodel": None, "tf1_savedmodel": None, "model.keras": None, "frozen.pb": "probs"}
@@ -43,6 +44,14 @@ def freeze(env: dict, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
+def sidecar_keys(a: Path, b: Path) -> list[str]:
+    """The top-level keys whose values differ between two sidecars."""
+    import json
+
+    x, y = json.loads(a.read_text()), json.loads(b.read_text())
+    return sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
+
+
 def digests(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.rglob("*")) if p.is_file()}
@@ -54,9 +63,9 @@ def identical(before: Path, models: Path) -> list[str]:
     for name, output in {**SAMPLES, **OTHER}.items():
         src = models / "samples" / name / "model.ckpt-200" if name in SAMPLES else \
             models / "other" / name
-        results = {}
+        results, outs = {}, {}
         for label, env in envs.items():
-            out = Path(tempfile.mkdtemp(prefix=f"{label}-"))
+            out = outs[label] = Path(tempfile.mkdtemp(prefix=f"{label}-"))
             args = [str(src), "--target", TARGETS, "-o", f"{out}/"]
             args += ["--outputs", output] if output else []
             done = freeze(env, *args)
@@ -69,8 +78,10 @@ def identical(before: Path, models: Path) -> list[str]:
             rows.append(f"| {name} | - | - | error: {a.get('error') or b.get('error')} |")
             continue
         differing = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        shown = [f"{k} ({', '.join(sidecar_keys(outs['before'] / k, outs['now'] / k))})"
+                 if k.endswith(".json") and k in a and k in b else k for k in differing]
         rows.append(f"| {name} | {len(a)} | {len(a) - len(differing)} | "
-                    f"{', '.join(differing) or '-'} |")
+                    f"{', '.join(shown) or '-'} |")
         print(rows[-1], flush=True)
     return rows
 
