@@ -88,8 +88,8 @@ EXAMPLES: dict[str, Example] = {
         "freeze --ckpt model.ckpt-200 --outputs probs "
         "--target android,server,tflite,edge-int8,onnx -o all/",)),
     "qat": Example(("qat",), "qat/qat_cnn", ("freeze model.h5 --target tflite,edge-int8,onnx -o out/",)),
-    "android-toml": Example((), ".", ("cat {root}/converters/formats/frozen_graph/targets/android.toml",), lang="toml",
-                            bare=True),
+    "android-toml": Example((), ".", ("cat {root}/converters/formats/frozen_graph/targets/"
+                                      "android.toml",), lang="toml", bare=True),
     # verification
     "verify-data": Example(("shapes",), "shapes", (
         "freeze model.keras --target tflite,edge-int8 --verify-data val.npz -o out/",)),
