@@ -7,6 +7,7 @@ node names, whatever the placeholders were called inside.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError, first_line
@@ -160,7 +161,13 @@ class SavedModelSource(Source):
         return False
 
     def stem(self, path: str, options: SavedModelOptions) -> str:
-        return saved_model_dir(path)
+        """The folder; typed from inside it (`.`, `saved_model.pb`), the folder named from its
+        parent (`../NAME`), so artifacts go beside it."""
+        folder = saved_model_dir(path) or "."
+        if storage.is_remote(folder) or storage.basename(os.path.normpath(folder)) not in (".", ".."):
+            return folder
+        return os.path.normpath(os.path.join(folder, "..",
+                                             os.path.basename(os.path.abspath(folder))))
 
     def load(self, path: str, options: SavedModelOptions, unsafe: bool):
         return load(saved_model_dir(path), options.tag, options.signature, unsafe)

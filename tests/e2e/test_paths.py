@@ -69,3 +69,16 @@ def test_every_source_kind_from_its_own_folder(other, freeze, monkeypatch, name,
     assert json.loads((folder / "out.pb.json").read_text())["verification"]["passed"]
     result = freeze("inspect", path)
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("path", [".", "./", "saved_model.pb"])
+def test_a_savedmodel_typed_from_inside_is_written_beside_it(other, freeze, monkeypatch, path):
+    """`freeze .` in a SavedModel's folder names the artifact after the folder, beside it (not
+    a hidden `..pb` inside it)."""
+    model = other("tf2_savedmodel")
+    monkeypatch.chdir(model)
+    result = freeze(path, "--force")
+    assert result.exit_code == 0, result.output
+    assert f"android: wrote ../{model.name}.pb" in result.output
+    assert (model.parent / f"{model.name}.pb").exists()
+    assert not [p.name for p in model.iterdir() if p.name.endswith(".pb.json")]
