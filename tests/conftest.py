@@ -55,6 +55,18 @@ def other_samples(tmp_path_factory) -> Path:
     return _built(tmp_path_factory, "other_sources.py", "other")
 
 
+@pytest.fixture(scope="session")
+def keras_layers(tmp_path_factory) -> Path:
+    """One small CNN saved the four ways Keras users save it (models/keras_layers.py)."""
+    return _built(tmp_path_factory, "keras_layers.py", "keras_layers")
+
+
+@pytest.fixture(scope="session")
+def source_cases(tmp_path_factory) -> Path:
+    """The source edge cases of models/source_cases.py, built once."""
+    return _built(tmp_path_factory, "source_cases.py", "source_cases")
+
+
 @pytest.fixture
 def other(other_samples, tmp_path):
     """A fresh copy of one file or directory from other_samples."""

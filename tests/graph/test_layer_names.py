@@ -5,22 +5,10 @@ a TF1 graph of tf.keras layers), through the real `freeze` CLI in the models' fo
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import ROOT
-
 MODELS = ["keras3.keras", "tf_keras.h5", "tf_keras_savedmodel", "keras3_savedmodel"]
-
-
-@pytest.fixture(scope="module")
-def keras_layers(tmp_path_factory):
-    out = tmp_path_factory.mktemp("keras_layers")
-    subprocess.run([sys.executable, str(ROOT / "models" / "keras_layers.py"), str(out)],
-                   check=True, capture_output=True)
-    return out
 
 
 def _frozen(freeze, model, out, *args) -> dict:

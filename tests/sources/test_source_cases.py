@@ -5,22 +5,16 @@ too few keys. Each converts and verifies, or is one InputError line naming the f
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from tests.conftest import ROOT
 from tests.e2e.test_freeze_cli import load_graph
 
 
 @pytest.fixture(scope="module")
-def cases(tmp_path_factory):
-    out = tmp_path_factory.mktemp("source_cases")
-    subprocess.run([sys.executable, str(ROOT / "models" / "source_cases.py"), str(out)],
-                   check=True, capture_output=True)
-    return out
+def cases(source_cases):
+    return source_cases
 
 
 def _sidecar(path) -> dict:

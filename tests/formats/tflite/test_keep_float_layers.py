@@ -5,23 +5,11 @@ SavedModel of each), through the real `freeze` CLI in the models' folder."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from tests.conftest import ROOT
-
 MODELS = ["keras3.keras", "tf_keras.h5", "tf_keras_savedmodel", "keras3_savedmodel"]
-
-
-@pytest.fixture(scope="module")
-def keras_layers(tmp_path_factory):
-    out = tmp_path_factory.mktemp("keras_layers")
-    subprocess.run([sys.executable, str(ROOT / "models" / "keras_layers.py"), str(out)],
-                   check=True, capture_output=True)
-    return out
 
 
 @pytest.fixture(scope="module")
