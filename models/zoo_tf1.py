@@ -181,7 +181,34 @@ def unknown_rank_savedmodel(out: str) -> dict:
                      "inputs": [{"name": "x", "shape": [1, 4], "dtype": "float32"}]}}
 
 
+
+def global_norm_bn(out: str) -> dict:
+    """optimize_for_inference's testFoldBatchNorms: a conv followed by the deprecated
+    BatchNormWithGlobalNormalization (mean, variance, beta, gamma; variance_epsilon), in a
+    graph of producer version 8 as that test makes it."""
+    from tensorflow.python.framework import test_util
+
+    with _graph() as (tf, v1):
+        test_util.set_producer_version(v1.get_default_graph(), 8)  # the op went in version 9
+        x = v1.placeholder(tf.float32, [None, 6, 6, 2], name="input")
+        kernel = v1.get_variable("conv/weights", [1, 2, 2, 2])
+        conv = tf.nn.conv2d(x, kernel, [1, 1, 1, 1], "SAME", name="conv_op")
+        stats = {name: v1.get_variable(f"bn/{name}", [2], initializer=init)
+                 for name, init in [("mean", v1.random_normal_initializer(0.0, 0.5)),
+                                    ("variance", v1.random_uniform_initializer(0.5, 1.5)),
+                                    ("beta", v1.random_normal_initializer(0.0, 0.5)),
+                                    ("gamma", v1.random_uniform_initializer(0.5, 1.5))]}
+        bn = tf.raw_ops.BatchNormWithGlobalNormalization(
+            t=conv, m=stats["mean"], v=stats["variance"], beta=stats["beta"],
+            gamma=stats["gamma"], variance_epsilon=0.00001, scale_after_normalization=True,
+            name="output_bn")
+        tf.identity(bn, name="output")
+        _save(v1, out)
+    return _entry(["output"], [{"name": "input", "shape": [1, 6, 6, 2], "dtype": "float32"}])
+
+
 def builders() -> dict:
     return dict(slim_inception=slim_inception, dynamic_rnn=dynamic_rnn, while_loop=while_loop,
                 partitioned_vars=partitioned_vars, v1_checkpoint=v1_checkpoint,
-                no_placeholder=no_placeholder, unknown_rank_savedmodel=unknown_rank_savedmodel)
+                no_placeholder=no_placeholder, unknown_rank_savedmodel=unknown_rank_savedmodel,
+                global_norm_bn=global_norm_bn)
