@@ -207,8 +207,33 @@ def global_norm_bn(out: str) -> dict:
     return _entry(["output"], [{"name": "input", "shape": [1, 6, 6, 2], "dtype": "float32"}])
 
 
+def fixed_batch_savedmodel(out: str) -> dict:
+    """saved_model_cli's large-input AOT test: a SavedModel whose input has a fixed batch of
+    2048 rows (x[2048,16] @ w[16,16])."""
+    import numpy as np
+    import tensorflow as tf
+
+    class Large(tf.Module):
+        def __init__(self):
+            super().__init__()
+            rng = np.random.default_rng(0)
+            self.w = tf.Variable(rng.standard_normal((16, 16)).astype(np.float32), name="w")
+
+        @tf.function(input_signature=[tf.TensorSpec([2048, 16], tf.float32, name="x")])
+        def serve(self, x):
+            return {"y": tf.matmul(x, self.w)}
+
+    module = Large()
+    tf.saved_model.save(module, os.path.join(out, "saved_model"),
+                        signatures={"serving_default": module.serve})
+    return {"path": "saved_model", "args": [], "targets": list(TF1_TARGETS),
+            "kind": "savedmodel",
+            "peer": {"format": "saved_model",
+                     "inputs": [{"name": "x", "shape": [2048, 16], "dtype": "float32"}]}}
+
+
 def builders() -> dict:
     return dict(slim_inception=slim_inception, dynamic_rnn=dynamic_rnn, while_loop=while_loop,
                 partitioned_vars=partitioned_vars, v1_checkpoint=v1_checkpoint,
                 no_placeholder=no_placeholder, unknown_rank_savedmodel=unknown_rank_savedmodel,
-                global_norm_bn=global_norm_bn)
+                global_norm_bn=global_norm_bn, fixed_batch_savedmodel=fixed_batch_savedmodel)

@@ -3,6 +3,11 @@ the real CLI: every target the zoo entry lists writes a verified artifact."""
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
+
+from tests.e2e.test_bad_input import assert_failed
 from tests.e2e.test_zoo import converted
 
 
@@ -19,3 +24,27 @@ def test_global_normalization_batch_norm_folds_for_every_target(zoo, freeze, tmp
     result = freeze(path, *args, "--target", "server", "-o", f"{tmp_path}/server/")
     assert result.exit_code == 0, result.output
     assert any((tmp_path / "server").glob("*.savedmodel/saved_model.pb"))
+
+
+def test_fixed_batch_input_is_verified_at_its_batch(zoo, freeze, tmp_path):
+    """saved_model_cli's large-input AOT test: x[2048,16] is fed 2048 rows a run, not 64."""
+    out = converted(zoo, freeze, tmp_path, "fixed_batch_savedmodel", "android,tflite,onnx")
+    car = json.loads(next(out.glob("*.pb.json")).read_text())
+    assert car["inputs"][0]["shape"] == [2048, 16], car["inputs"]
+    assert car["verification"]["batch_size"] == 2048, car["verification"]
+
+
+def test_verify_data_of_another_batch_is_one_line(zoo, freeze, tmp_path):
+    path, _ = zoo("fixed_batch_savedmodel")
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "short.npz", x=rng.standard_normal((64, 16)).astype(np.float32))
+    np.savez(tmp_path / "two.npz", x=rng.standard_normal((4096, 16)).astype(np.float32))
+    result = freeze(path, "--target", "android", "--verify-data", tmp_path / "short.npz",
+                    "-o", f"{tmp_path}/refused/")
+    assert_failed(result, 3, "short.npz", "'x:0' has a fixed batch of 2048", "--no-verify")
+    assert not (tmp_path / "refused").exists() or not any((tmp_path / "refused").iterdir())
+    result = freeze(path, "--target", "android", "--verify-data", tmp_path / "two.npz",
+                    "-o", f"{tmp_path}/two/")
+    assert result.exit_code == 0, result.output
+    car = json.loads(next((tmp_path / "two").glob("*.pb.json")).read_text())
+    assert car["verification"]["passed"] and car["verification"]["batch_size"] == 4096
