@@ -232,8 +232,23 @@ def fixed_batch_savedmodel(out: str) -> dict:
                      "inputs": [{"name": "x", "shape": [2048, 16], "dtype": "float32"}]}}
 
 
+def shapeless_keep_prob(out: str) -> dict:
+    """The TF1 tutorials' `keep_prob = tf.placeholder(tf.float32)`: a dropout rate placeholder
+    of unknown rank, beside an input placeholder of unknown shape (`--inputs x[1,4]`)."""
+    with _graph() as (tf, v1):
+        x = v1.placeholder(tf.float32, name="x")
+        keep_prob = v1.placeholder(tf.float32, name="keep_prob")
+        w = v1.get_variable("dense/kernel", [4, 3])
+        hidden = v1.nn.dropout(tf.nn.relu(tf.matmul(x, w)), keep_prob=keep_prob)
+        tf.nn.softmax(hidden, name="probs")
+        _save(v1, out)
+    return _entry(["probs"], [{"name": "x", "shape": [1, 4], "dtype": "float32"}],
+                  args=["--inputs", "x[1,4]"])
+
+
 def builders() -> dict:
     return dict(slim_inception=slim_inception, dynamic_rnn=dynamic_rnn, while_loop=while_loop,
                 partitioned_vars=partitioned_vars, v1_checkpoint=v1_checkpoint,
                 no_placeholder=no_placeholder, unknown_rank_savedmodel=unknown_rank_savedmodel,
-                global_norm_bn=global_norm_bn, fixed_batch_savedmodel=fixed_batch_savedmodel)
+                global_norm_bn=global_norm_bn, fixed_batch_savedmodel=fixed_batch_savedmodel,
+                shapeless_keep_prob=shapeless_keep_prob)

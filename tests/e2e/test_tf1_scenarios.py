@@ -48,3 +48,17 @@ def test_verify_data_of_another_batch_is_one_line(zoo, freeze, tmp_path):
     assert result.exit_code == 0, result.output
     car = json.loads(next((tmp_path / "two").glob("*.pb.json")).read_text())
     assert car["verification"]["passed"] and car["verification"]["batch_size"] == 4096
+
+
+def test_keep_prob_of_unknown_rank_is_a_flag_not_an_input(zoo, freeze, tmp_path):
+    """`keep_prob = tf.placeholder(tf.float32)` (unknown rank) gets its inference value 1.0 like
+    a scalar flag; the shapeless `x` is the one input, shaped by `--inputs x[1,4]`."""
+    out = converted(zoo, freeze, tmp_path, "shapeless_keep_prob", "android,tflite,onnx")
+    car = json.loads(next(out.glob("*.pb.json")).read_text())
+    assert [(i["node"], i["shape"]) for i in car["inputs"]] == [("x", [1, 4])], car["inputs"]
+    path, _ = zoo("shapeless_keep_prob")
+    result = freeze(path, "--outputs", "probs", "--target", "android", "--no-verify",
+                    "-o", f"{tmp_path}/unshaped/")
+    assert result.exit_code == 0, result.output
+    car = json.loads(next((tmp_path / "unshaped").glob("*.pb.json")).read_text())
+    assert [i["node"] for i in car["inputs"]] == ["x"], car["inputs"]
