@@ -246,9 +246,31 @@ def shapeless_keep_prob(out: str) -> dict:
                   args=["--inputs", "x[1,4]"])
 
 
+def training_saver_savedmodel(out: str) -> dict:
+    """A TF1 SavedModel (SavedModelBuilder) whose graph still holds the training loop's own
+    `tf.train.Saver`: its SaveV2 writes files, but neither loading nor the outputs run it."""
+    with _graph() as (tf, v1):
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        w = v1.get_variable("dense/kernel", [4, 3])
+        probs = tf.nn.softmax(tf.matmul(x, w), name="probs")
+        v1.train.Saver(name="training_saver")
+        builder = v1.saved_model.Builder(os.path.join(out, "saved_model"))
+        signature = v1.saved_model.predict_signature_def({"x": x}, {"probs": probs})
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            builder.add_meta_graph_and_variables(
+                sess, ["serve"], signature_def_map={"serving_default": signature})
+        builder.save()
+    return {"path": "saved_model", "args": [], "targets": list(TF1_TARGETS),
+            "kind": "savedmodel",
+            "peer": {"format": "saved_model",
+                     "inputs": [{"name": "x", "shape": [1, 4], "dtype": "float32"}]}}
+
+
 def builders() -> dict:
     return dict(slim_inception=slim_inception, dynamic_rnn=dynamic_rnn, while_loop=while_loop,
                 partitioned_vars=partitioned_vars, v1_checkpoint=v1_checkpoint,
                 no_placeholder=no_placeholder, unknown_rank_savedmodel=unknown_rank_savedmodel,
                 global_norm_bn=global_norm_bn, fixed_batch_savedmodel=fixed_batch_savedmodel,
-                shapeless_keep_prob=shapeless_keep_prob)
+                shapeless_keep_prob=shapeless_keep_prob,
+                training_saver_savedmodel=training_saver_savedmodel)

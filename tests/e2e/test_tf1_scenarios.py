@@ -62,3 +62,9 @@ def test_keep_prob_of_unknown_rank_is_a_flag_not_an_input(zoo, freeze, tmp_path)
     assert result.exit_code == 0, result.output
     car = json.loads(next((tmp_path / "unshaped").glob("*.pb.json")).read_text())
     assert [i["node"] for i in car["inputs"]] == ["x"], car["inputs"]
+
+
+def test_tf1_savedmodel_with_its_training_saver_converts(zoo, freeze, tmp_path):
+    """The training loop's Saver (SaveV2) stays in the graph, but neither loading nor the
+    outputs run it: not refused as writing files."""
+    converted(zoo, freeze, tmp_path, "training_saver_savedmodel", "android,tflite,onnx")
