@@ -267,10 +267,33 @@ def training_saver_savedmodel(out: str) -> dict:
                      "inputs": [{"name": "x", "shape": [1, 4], "dtype": "float32"}]}}
 
 
+def defun_calls(out: str) -> dict:
+    """TF1 functions defined with `function.Defun` and called from the graph: the call is a
+    node whose op is the function's name (no PartitionedCall)."""
+    from tensorflow.python.framework import function
+
+    with _graph() as (tf, v1):
+        @function.Defun(tf.float32, tf.float32, func_name="DenseRelu")
+        def dense_relu(x, w):
+            return tf.nn.relu(tf.matmul(x, w))
+
+        @function.Defun(tf.float32, func_name="Scale")
+        def scale(x):
+            return x * 0.5 + 1.0
+
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        w1 = v1.get_variable("dense1/kernel", [4, 8])
+        w2 = v1.get_variable("dense2/kernel", [8, 3])
+        hidden = scale(dense_relu(x, w1))
+        tf.nn.softmax(tf.reshape(dense_relu(hidden, w2), [-1, 3]), name="probs")
+        _save(v1, out)
+    return _entry(["probs"], [{"name": "x", "shape": [1, 4], "dtype": "float32"}])
+
+
 def builders() -> dict:
     return dict(slim_inception=slim_inception, dynamic_rnn=dynamic_rnn, while_loop=while_loop,
                 partitioned_vars=partitioned_vars, v1_checkpoint=v1_checkpoint,
                 no_placeholder=no_placeholder, unknown_rank_savedmodel=unknown_rank_savedmodel,
                 global_norm_bn=global_norm_bn, fixed_batch_savedmodel=fixed_batch_savedmodel,
                 shapeless_keep_prob=shapeless_keep_prob,
-                training_saver_savedmodel=training_saver_savedmodel)
+                training_saver_savedmodel=training_saver_savedmodel, defun_calls=defun_calls)

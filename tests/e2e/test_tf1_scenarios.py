@@ -68,3 +68,15 @@ def test_tf1_savedmodel_with_its_training_saver_converts(zoo, freeze, tmp_path):
     """The training loop's Saver (SaveV2) stays in the graph, but neither loading nor the
     outputs run it: not refused as writing files."""
     converted(zoo, freeze, tmp_path, "training_saver_savedmodel", "android,tflite,onnx")
+
+
+def test_defun_calls_are_inlined(zoo, freeze, tmp_path):
+    """Nodes whose op is a `Defun` function's name are inlined: onnx converts, and the frozen
+    graph holds neither the calls nor the functions."""
+    from tensorflow.core.framework import graph_pb2
+
+    out = converted(zoo, freeze, tmp_path, "defun_calls", "android,tflite,onnx")
+    frozen = graph_pb2.GraphDef.FromString(next(out.glob("*.pb")).read_bytes())
+    ops = {node.op for node in frozen.node}
+    assert not ops & {"DenseRelu", "Scale"} and "Relu" in ops, ops
+    assert not frozen.library.function, [f.signature.name for f in frozen.library.function]
