@@ -207,7 +207,9 @@ def _check_index(graph_def, node, index: int, role: str, name: str, where: str) 
 
 
 def flag_nodes(graph_def, within: set[str], inputs: set[str]) -> dict[str, object]:
-    """Scalar training flags among `within`, with the inference value each gets."""
+    """Scalar training flags among `within`, with the inference value each gets. A placeholder
+    of unknown rank named as a flag (TF1 tutorials' `tf.placeholder(tf.float32,
+    name="keep_prob")`) is taken as a scalar, unless the user gives it as an input."""
     flags: dict[str, object] = {}
     for node in graph_def.node:
         if node.name not in within or node.name in inputs or node.op not in PLACEHOLDER_OPS:
@@ -215,7 +217,7 @@ def flag_nodes(graph_def, within: set[str], inputs: set[str]) -> dict[str, objec
         shape = node.attr["shape"].shape
         scalar = not shape.unknown_rank and len(shape.dim) == 0
         key = node.name.rsplit("/", 1)[-1]
-        if scalar and key in FLAG_VALUES:
+        if (scalar or shape.unknown_rank) and key in FLAG_VALUES:
             flags[node.name] = FLAG_VALUES[key]
         elif scalar and node.op == "PlaceholderWithDefault":
             flags[node.name] = None  # keep its own default

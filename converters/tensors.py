@@ -45,13 +45,16 @@ def io_infos(state) -> tuple[tuple[TensorInfo, ...], tuple[TensorInfo, ...]]:
 
 
 def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model") -> dict:
-    """Seeded inputs: unknown batch dims get `batch_size`, other unknown dims 8; absurd sizes
-    (over 1 GiB an input) refused."""
+    """Seeded inputs: unknown batch dims get `batch_size` (or the batch the other inputs fix,
+    when they fix one), other unknown dims 8; absurd sizes (over 1 GiB an input) refused."""
     import numpy as np
     from graphfreeze.errors import InputError
     from graphfreeze.graph.checks.validate_values import check_feed_size
 
     rng = np.random.default_rng(seed)
+    fixed = {i.shape[0] for i in infos if i.shape and len(i.shape) > 1 and i.shape[0] is not None}
+    if len(fixed) == 1:
+        (batch_size,) = fixed
     feeds = {}
     for info in infos:
         if info.shape is None:

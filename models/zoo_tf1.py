@@ -181,7 +181,119 @@ def unknown_rank_savedmodel(out: str) -> dict:
                      "inputs": [{"name": "x", "shape": [1, 4], "dtype": "float32"}]}}
 
 
+
+def global_norm_bn(out: str) -> dict:
+    """optimize_for_inference's testFoldBatchNorms: a conv followed by the deprecated
+    BatchNormWithGlobalNormalization (mean, variance, beta, gamma; variance_epsilon), in a
+    graph of producer version 8 as that test makes it."""
+    from tensorflow.python.framework import test_util
+
+    with _graph() as (tf, v1):
+        test_util.set_producer_version(v1.get_default_graph(), 8)  # the op went in version 9
+        x = v1.placeholder(tf.float32, [None, 6, 6, 2], name="input")
+        kernel = v1.get_variable("conv/weights", [1, 2, 2, 2])
+        conv = tf.nn.conv2d(x, kernel, [1, 1, 1, 1], "SAME", name="conv_op")
+        stats = {name: v1.get_variable(f"bn/{name}", [2], initializer=init)
+                 for name, init in [("mean", v1.random_normal_initializer(0.0, 0.5)),
+                                    ("variance", v1.random_uniform_initializer(0.5, 1.5)),
+                                    ("beta", v1.random_normal_initializer(0.0, 0.5)),
+                                    ("gamma", v1.random_uniform_initializer(0.5, 1.5))]}
+        bn = tf.raw_ops.BatchNormWithGlobalNormalization(
+            t=conv, m=stats["mean"], v=stats["variance"], beta=stats["beta"],
+            gamma=stats["gamma"], variance_epsilon=0.00001, scale_after_normalization=True,
+            name="output_bn")
+        tf.identity(bn, name="output")
+        _save(v1, out)
+    return _entry(["output"], [{"name": "input", "shape": [1, 6, 6, 2], "dtype": "float32"}])
+
+
+def fixed_batch_savedmodel(out: str) -> dict:
+    """saved_model_cli's large-input AOT test: a SavedModel whose input has a fixed batch of
+    2048 rows (x[2048,16] @ w[16,16])."""
+    import numpy as np
+    import tensorflow as tf
+
+    class Large(tf.Module):
+        def __init__(self):
+            super().__init__()
+            rng = np.random.default_rng(0)
+            self.w = tf.Variable(rng.standard_normal((16, 16)).astype(np.float32), name="w")
+
+        @tf.function(input_signature=[tf.TensorSpec([2048, 16], tf.float32, name="x")])
+        def serve(self, x):
+            return {"y": tf.matmul(x, self.w)}
+
+    module = Large()
+    tf.saved_model.save(module, os.path.join(out, "saved_model"),
+                        signatures={"serving_default": module.serve})
+    return {"path": "saved_model", "args": [], "targets": list(TF1_TARGETS),
+            "kind": "savedmodel",
+            "peer": {"format": "saved_model",
+                     "inputs": [{"name": "x", "shape": [2048, 16], "dtype": "float32"}]}}
+
+
+def shapeless_keep_prob(out: str) -> dict:
+    """The TF1 tutorials' `keep_prob = tf.placeholder(tf.float32)`: a dropout rate placeholder
+    of unknown rank, beside an input placeholder of unknown shape (`--inputs x[1,4]`)."""
+    with _graph() as (tf, v1):
+        x = v1.placeholder(tf.float32, name="x")
+        keep_prob = v1.placeholder(tf.float32, name="keep_prob")
+        w = v1.get_variable("dense/kernel", [4, 3])
+        hidden = v1.nn.dropout(tf.nn.relu(tf.matmul(x, w)), keep_prob=keep_prob)
+        tf.nn.softmax(hidden, name="probs")
+        _save(v1, out)
+    return _entry(["probs"], [{"name": "x", "shape": [1, 4], "dtype": "float32"}],
+                  args=["--inputs", "x[1,4]"])
+
+
+def training_saver_savedmodel(out: str) -> dict:
+    """A TF1 SavedModel (SavedModelBuilder) whose graph still holds the training loop's own
+    `tf.train.Saver`: its SaveV2 writes files, but neither loading nor the outputs run it."""
+    with _graph() as (tf, v1):
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        w = v1.get_variable("dense/kernel", [4, 3])
+        probs = tf.nn.softmax(tf.matmul(x, w), name="probs")
+        v1.train.Saver(name="training_saver")
+        builder = v1.saved_model.Builder(os.path.join(out, "saved_model"))
+        signature = v1.saved_model.predict_signature_def({"x": x}, {"probs": probs})
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            builder.add_meta_graph_and_variables(
+                sess, ["serve"], signature_def_map={"serving_default": signature})
+        builder.save()
+    return {"path": "saved_model", "args": [], "targets": list(TF1_TARGETS),
+            "kind": "savedmodel",
+            "peer": {"format": "saved_model",
+                     "inputs": [{"name": "x", "shape": [1, 4], "dtype": "float32"}]}}
+
+
+def defun_calls(out: str) -> dict:
+    """TF1 functions defined with `function.Defun` and called from the graph: the call is a
+    node whose op is the function's name (no PartitionedCall)."""
+    from tensorflow.python.framework import function
+
+    with _graph() as (tf, v1):
+        @function.Defun(tf.float32, tf.float32, func_name="DenseRelu")
+        def dense_relu(x, w):
+            return tf.nn.relu(tf.matmul(x, w))
+
+        @function.Defun(tf.float32, func_name="Scale")
+        def scale(x):
+            return x * 0.5 + 1.0
+
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        w1 = v1.get_variable("dense1/kernel", [4, 8])
+        w2 = v1.get_variable("dense2/kernel", [8, 3])
+        hidden = scale(dense_relu(x, w1))
+        tf.nn.softmax(tf.reshape(dense_relu(hidden, w2), [-1, 3]), name="probs")
+        _save(v1, out)
+    return _entry(["probs"], [{"name": "x", "shape": [1, 4], "dtype": "float32"}])
+
+
 def builders() -> dict:
     return dict(slim_inception=slim_inception, dynamic_rnn=dynamic_rnn, while_loop=while_loop,
                 partitioned_vars=partitioned_vars, v1_checkpoint=v1_checkpoint,
-                no_placeholder=no_placeholder, unknown_rank_savedmodel=unknown_rank_savedmodel)
+                no_placeholder=no_placeholder, unknown_rank_savedmodel=unknown_rank_savedmodel,
+                global_norm_bn=global_norm_bn, fixed_batch_savedmodel=fixed_batch_savedmodel,
+                shapeless_keep_prob=shapeless_keep_prob,
+                training_saver_savedmodel=training_saver_savedmodel, defun_calls=defun_calls)

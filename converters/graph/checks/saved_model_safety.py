@@ -1,6 +1,7 @@
 """A SavedModel checked before `tf.saved_model.load` runs anything of it: assets stay inside
 the model directory, and nothing loading runs touches the host except restores of the saver's
-own file (safety.py has the op list and the graph checks)."""
+own file (safety.py has the op list and the graph checks). Graph nodes that neither loading
+nor a signature runs (a training Saver left in a TF1 graph) are not refused."""
 
 from __future__ import annotations
 
@@ -36,8 +37,12 @@ def check_saved_model(meta_graph_def, model_dir: str, where: str) -> None:
     lenient = Library(graph_def.library, frozenset(CHECKPOINT_OPS))  # the save path: not run
     restores = Library(graph_def.library, frozenset(RESTORE_OPS))  # what loading runs
     assets = {split_tensor(a.tensor_info.name)[0] for a in _asset_defs(meta_graph_def)}
+    runs = reachable(graph_def, _run_roots(meta_graph_def)) | saver_nodes \
+        if meta_graph_def.signature_def else set(by_name)  # a checkpoint's: any may be run
     called = set()
     for node in graph_def.node:
+        if node.name not in runs:
+            continue  # never run: its callees are checked below as uncalled functions
         in_saver = node.name in saver_nodes
         if node.name in restoring and node.op in CHECKPOINT_OPS and (
                 node.op not in RESTORE_OPS or not _from_saver_file(
@@ -66,6 +71,40 @@ def check_saved_model(meta_graph_def, model_dir: str, where: str) -> None:
         hit = strict.in_function(name)
         if hit:
             raise refusal(where, hit)
+
+
+INIT_COLLECTIONS = ("saved_model_main_op", "legacy_init_op", "table_initializer")
+
+
+def _run_roots(meta_graph_def) -> list[str]:
+    """What loading and serving may run besides the saver: every signature's tensors (the init
+    op's signature too), the init op collections, local variables' initializers (TensorFlow's
+    v1 loader runs these), as node names."""
+    from tensorflow.core.framework import variable_pb2
+
+    roots = []
+    for signature in meta_graph_def.signature_def.values():
+        for info in [*signature.inputs.values(), *signature.outputs.values()]:
+            roots += _tensor_names(info)
+    collections = meta_graph_def.collection_def
+    for key in INIT_COLLECTIONS:
+        if key in collections:
+            roots += collections[key].node_list.value
+    if "local_variables" in collections:
+        for raw in collections["local_variables"].bytes_list.value:
+            variable = variable_pb2.VariableDef.FromString(raw)
+            roots += [variable.initializer_name, variable.snapshot_name]
+    return [split_tensor(r)[0] for r in roots if r]
+
+
+def _tensor_names(info) -> list[str]:
+    if info.HasField("coo_sparse"):
+        sparse = info.coo_sparse
+        return [sparse.values_tensor_name, sparse.indices_tensor_name,
+                sparse.dense_shape_tensor_name]
+    if info.HasField("composite_tensor"):
+        return [n for part in info.composite_tensor.components for n in _tensor_names(part)]
+    return [info.name]
 
 
 def _closure(library: Library, names) -> set[str]:

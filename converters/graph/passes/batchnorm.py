@@ -1,6 +1,7 @@
 """Fold inference batch norms and constant scale/shift into the preceding conv or matmul.
 
-- `FusedBatchNorm*` (is_training=False, constant statistics) after Conv2D, DepthwiseConv2dNative
+- `FusedBatchNorm*` (is_training=False, constant statistics) and the deprecated
+  `BatchNormWithGlobalNormalization` (as optimize_for_inference folds it) after Conv2D, DepthwiseConv2dNative
   or MatMul (optionally through a BiasAdd) becomes new weights and one BiasAdd; elsewhere it
   becomes a Mul and an Add.
 - `Mul(layer, c)` and `Add(layer, c)` by per-channel constants -- what an unfused batch norm is
@@ -26,7 +27,8 @@ from graphfreeze.graph.graphdefs import (
 )
 
 LAYER_OPS = ("Conv2D", "DepthwiseConv2dNative", "MatMul")
-BN_OPS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+BN_OPS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3",
+          "BatchNormWithGlobalNormalization")
 
 
 def fold_batch_norms(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
@@ -102,7 +104,9 @@ def _fold_node(node, by_name, users, keep):
 
 
 def _bn_scale_shift(node, by_name, users):
-    """(x, scale, shift) of an inference FusedBatchNorm with constant statistics."""
+    """(x, scale, shift) of an inference batch norm with constant statistics."""
+    if node.op == "BatchNormWithGlobalNormalization":
+        return _global_norm_scale_shift(node, by_name)
     if node.attr["is_training"].b:
         return None
     if any(split_tensor(i)[1] > 0 for u in users.get(node.name, ())
@@ -117,6 +121,20 @@ def _bn_scale_shift(node, by_name, users):
         return None
     eps = node.attr["epsilon"].f
     scale = gamma.astype(np.float64) / np.sqrt(var.astype(np.float64) + eps)
+    shift = beta.astype(np.float64) - mean.astype(np.float64) * scale
+    return data[0], scale, shift
+
+
+def _global_norm_scale_shift(node, by_name):
+    """BatchNormWithGlobalNormalization(t, mean, variance, beta, gamma): gamma applies only
+    with scale_after_normalization, as in optimize_for_inference."""
+    data = [i for i in node.input if not is_control(i)]
+    mean, var, beta, gamma = (const_value(by_name, i) for i in data[1:5])
+    if any(v is None or v.size == 0 for v in (mean, var, beta, gamma)):
+        return None
+    scale = 1.0 / np.sqrt(var.astype(np.float64) + node.attr["variance_epsilon"].f)
+    if node.attr["scale_after_normalization"].b:
+        scale = scale * gamma.astype(np.float64)
     shift = beta.astype(np.float64) - mean.astype(np.float64) * scale
     return data[0], scale, shift
 

@@ -80,7 +80,8 @@ def _identity(node, source: str) -> node_def_pb2.NodeDef:
 
 
 def inline_calls(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
-    """Inline function calls, and `If`s whose predicate is a constant (`owned`: in place)."""
+    """Inline function calls (call ops, and nodes whose op is a library function), and `If`s
+    whose predicate is a constant (`owned`: in place)."""
     by_name = nodes_by_name(graph_def)
     funcs = {f.signature.name: f for f in graph_def.library.function}
     keep_set = set(keep)
@@ -94,6 +95,8 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.G
                 chosen[node.name] = node.attr["then_branch" if bool(pred) else "else_branch"].func.name
         elif node.op in CALL_OPS:
             chosen[node.name] = node.attr["f"].func.name
+        elif node.op in funcs:  # a TF1 `Defun` call: the op is the function's name
+            chosen[node.name] = node.op
     chosen = {k: v for k, v in chosen.items() if v in funcs}
     if not chosen:
         return graph_def

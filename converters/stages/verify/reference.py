@@ -19,6 +19,7 @@ class Reference:
     labels: object = None  # class indices, when the data has them
     classes: tuple[str, ...] | None = None
     where: str = "seeded inputs"
+    run_rows: int = 64  # rows per run: the inputs' fixed batch, if they have one
 
     @property
     def rows(self) -> int:
@@ -49,6 +50,24 @@ def chunked(run, feeds: dict, rows: int) -> list:
                       for g in got])
     return [np.concatenate(chunk) if np.ndim(chunk[0]) else chunk[0]
             for chunk in zip(*parts, strict=True)]
+
+
+def rows_per_run(infos, feeds: dict, rows: int, where: str) -> int:
+    """`rows`, or the inputs' fixed batch dimension: such an input takes exactly that many rows
+    a run, so data of another row count (not a multiple of it) is refused in one line."""
+    from graphfreeze.errors import InputError
+
+    fixed = {info.name: info.shape[0] for info in infos
+             if info.shape and info.shape[0] is not None and len(info.shape) > 1}
+    counts = {int(feeds[n].shape[0]) for n in fixed if n in feeds and feeds[n].ndim}
+    if len(set(fixed.values())) != 1 or len(counts) != 1:
+        return rows
+    name, batch = next(iter(fixed.items()))
+    (count,) = counts
+    if count % batch:
+        raise InputError(f"{where}: input '{name}' has a fixed batch of {batch} rows; give a "
+                         f"multiple of {batch} rows (got {count}), or pass --no-verify")
+    return batch
 
 
 def original_outputs(state, feeds: dict, rows: int = 64) -> list:
@@ -83,9 +102,10 @@ def _inputs(state, options: VerifyOptions, infos):
 
 def _compute(state, options: VerifyOptions, infos) -> Reference:
     feeds, labels, classes, where, expected = _inputs(state, options, infos)
+    rows = rows_per_run(infos, feeds, options.rows_per_run, where)
     if expected is None:
-        expected = original_outputs(state, feeds, options.rows_per_run)
-    return Reference(feeds, expected, labels, classes, where)
+        expected = original_outputs(state, feeds, rows)
+    return Reference(feeds, expected, labels, classes, where, rows)
 
 
 def prepare(state, options: VerifyOptions) -> None:

@@ -18,7 +18,7 @@ LOCATOR_ROWS = 8  # the divergence locator keeps every tensor: it runs on the fi
 def verdict(artifact, ref: Reference, options: VerifyOptions, session=None) -> dict:
     """The verification report of `artifact` on `ref` (passed or not, and why), run in
     `session` or its own; RunError when its runtime cannot run it."""
-    got = chunked((session or artifact.open()).run, ref.feeds, options.rows_per_run)
+    got = chunked((session or artifact.open()).run, ref.feeds, ref.run_rows)
     tie = 2 * options.mean_tolerance if options.mean_tolerance is not None else 0.0
     metrics = {t.name: judge.output_metrics(t, e, g, options, tie)
                for t, e, g in zip(artifact.outputs, ref.expected, got, strict=True)}

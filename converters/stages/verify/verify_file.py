@@ -38,7 +38,7 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
     from graphfreeze.data import golden
     from graphfreeze.stages.verify import judge
     from graphfreeze.stages.verify.options import VerifyOptions
-    from graphfreeze.stages.verify.reference import Reference
+    from graphfreeze.stages.verify.reference import Reference, rows_per_run
     from graphfreeze.stages.verify.stage import learned_quantization, verdict
 
     if not storage.exists(path):
@@ -64,7 +64,8 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
                         format=fmt, inputs=inputs, outputs=outputs, facts=facts)
     options = learned_quantization(artifact, options)
     where = f"the golden inputs in {golden_dir}"
-    ref = Reference(feeds, expected, labels, None, where)
+    ref = Reference(feeds, expected, labels, None, where,
+                    rows_per_run(inputs, feeds, options.rows_per_run, where))
     judge.original_is_finite(outputs, expected, where)
     try:
         report = verdict(artifact, ref, options, fmt.open(path, inputs, outputs, untrusted=True))

@@ -75,3 +75,33 @@ def test_batch_norm_without_a_layer_becomes_mul_add(build, run):
     x = rng.normal(size=(1, 4, 4, 2)).astype(np.float32)
     np.testing.assert_allclose(run(folded, {"x:0": x}, "y:0"), run(graph, {"x:0": x}, "y:0"),
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("after,scaled", [("conv", True), ("conv", False), ("relu", True)])
+def test_global_normalization_batch_norm_folds(build, run, after, scaled):
+    """BatchNormWithGlobalNormalization (graph version 8, as optimize_for_inference's test
+    builds it): into the conv's weights, or a Mul and an Add where no layer precedes it; gamma
+    applies only with scale_after_normalization."""
+    from tensorflow.python.framework import test_util
+
+    def model():
+        test_util.set_producer_version(v1.get_default_graph(), 8)
+        x = v1.placeholder(tf.float32, [None, 6, 6, 3], name="x")
+        h = tf.nn.conv2d(x, tf.constant(rng.normal(size=(3, 3, 3, 4)).astype(np.float32)), 1,
+                         "SAME")
+        if after == "relu":
+            h = tf.nn.relu(h)
+        gamma, beta, mean, var = stats(4)
+        y = tf.raw_ops.BatchNormWithGlobalNormalization(
+            t=h, m=mean, v=var, beta=beta, gamma=gamma, variance_epsilon=1e-3,
+            scale_after_normalization=scaled)
+        tf.identity(y, name="y")
+
+    graph = build(model)
+    folded = fold_batch_norms(graph, ["y", "x"])
+    ops = op_counts(folded)
+    assert "BatchNormWithGlobalNormalization" not in ops, ops
+    assert (ops.get("BiasAdd"), ops.get("Mul")) == ((1, None) if after == "conv" else (None, 1))
+    x = rng.normal(size=(2, 6, 6, 3)).astype(np.float32)
+    np.testing.assert_allclose(run(folded, {"x:0": x}, "y:0"), run(graph, {"x:0": x}, "y:0"),
+                               atol=1e-5)
