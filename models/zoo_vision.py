@@ -92,8 +92,35 @@ def refused(out: str) -> None:
     os.remove(plain)
 
 
+def large_outputs(out: str) -> dict:
+    """A LeViT-like head whose outputs are ~10-1000 in magnitude (Conv, BatchNorm with learned
+    statistics, attention, Dense scaled up): float32 rounding alone differs by more than 1e-5
+    between the original and any conversion (one ulp of 1000 is 6e-5). A SavedModel."""
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras
+
+    model = _attention()
+    rng = np.random.default_rng(0)
+    for layer in model.layers:
+        if isinstance(layer, tf_keras.layers.Dense):
+            w, b = layer.get_weights()
+            layer.set_weights([w * 3, b + rng.uniform(-300, 300, b.shape).astype(np.float32)])
+    scaled = tf_keras.Sequential([tf_keras.Input(SHAPE, name="image"),
+                                  tf_keras.layers.Conv2D(3, 3, padding="same", name="stem"),
+                                  tf_keras.layers.BatchNormalization(name="bn"), model])
+    bn = scaled.get_layer("bn")
+    gamma, beta, mean, var = bn.get_weights()
+    bn.set_weights([gamma * 3, beta + 1, mean + 0.3, var * 0.2])
+    tf.saved_model.save(scaled, os.path.join(out, "saved_model"))
+    return {"path": "saved_model", "args": [], "targets": TARGETS, "kind": "savedmodel",
+            "peer": {"format": "saved_model", "inputs": [{"shape": [1, *SHAPE],
+                                                          "dtype": "float32"}]}}
+
+
 def builders() -> dict:
-    return {"tfop_vit_h5": tfop_vit_h5, "tfop_vit_keras": tfop_vit_keras}
+    return {"tfop_vit_h5": tfop_vit_h5, "tfop_vit_keras": tfop_vit_keras,
+            "large_outputs": large_outputs}
 
 
 if __name__ == "__main__":
