@@ -118,9 +118,25 @@ def large_outputs(out: str) -> dict:
                                                           "dtype": "float32"}]}}
 
 
+def detector_head(out: str) -> dict:
+    """A YOLOv8-like head: two feature levels, each Reshape'd to (batch, -1, C) and
+    concatenated on the anchors axis. TFLite's converter fixes the batch at 1 and folds it into
+    the Reshape, so at batch 2 its output is (1, 2N, C), not (2, N, C)."""
+    import tf_keras
+
+    tf_keras.utils.set_random_seed(0)
+    image = tf_keras.Input(SHAPE, name="image")
+    p3 = tf_keras.layers.Conv2D(6, 3, strides=2, padding="same", name="p3")(image)  # (8, 8, 6)
+    p4 = tf_keras.layers.Conv2D(6, 3, strides=2, padding="same", name="p4")(p3)  # (4, 4, 6)
+    levels = [tf_keras.layers.Reshape((-1, 6), name=f"flat{k}")(p) for k, p in ((3, p3), (4, p4))]
+    boxes = tf_keras.layers.Concatenate(axis=1, name="boxes")(levels)  # (80, 6)
+    tf_keras.Model(image, boxes).save(os.path.join(out, "model.h5"))
+    return _entry("model.h5")
+
+
 def builders() -> dict:
     return {"tfop_vit_h5": tfop_vit_h5, "tfop_vit_keras": tfop_vit_keras,
-            "large_outputs": large_outputs}
+            "large_outputs": large_outputs, "detector_head": detector_head}
 
 
 if __name__ == "__main__":
