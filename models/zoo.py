@@ -35,12 +35,13 @@ import zoo_keras  # noqa: E402
 import zoo_text  # noqa: E402
 import zoo_tf1  # noqa: E402
 import zoo_tfmot  # noqa: E402
+import zoo_vision  # noqa: E402
 
 
 def registry() -> dict:
     """name -> builder(out_dir) -> zoo.json entry, in build order."""
     found = {}
-    for module in (zoo_keras, zoo_text, zoo_tfmot, zoo_tf1):
+    for module in (zoo_keras, zoo_text, zoo_tfmot, zoo_tf1, zoo_vision):
         found.update(module.builders())
     return found
 

@@ -11,35 +11,85 @@ from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.checks.safety import REFUSE, host_ops
 
 # Keras: TFOpLambda layers name the TF API function they call (`io.write_file`, `nn.relu`,
-# `__operators__.add`, `reshape`). Allowed: functions in pure-math namespaces, and top-level
-# ones defined in TensorFlow's array/math modules; everything else (io, py_function,
-# numpy_function, print, summary, data, debugging, saved_model, compat, ...) is refused.
-PURE_NAMESPACES = {"math", "nn", "linalg", "image", "signal", "random", "bitwise", "strings",
-                   "sparse", "ragged", "__operators__", "dtypes"}
-PURE_MODULES = {"array_ops", "array_ops_stack", "math_ops", "gen_math_ops", "gen_array_ops",
-                "gen_nn_ops", "nn_ops", "linalg_ops", "gen_linalg_ops", "gen_spectral_ops",
-                "clip_ops", "sort_ops", "special_math_ops", "manip_ops", "histogram_ops",
-                "check_ops", "gen_string_ops"}
+# `__operators__.add`, `compat.v1.transpose`). The function is judged by the raw ops it builds:
+# the API name is resolved on `tf`, and the raw ops its code reaches (calls into TensorFlow's
+# generated `gen_*_ops` wrappers, followed through tensorflow.python.ops) must contain no host
+# op (host_ops.json) and no logging op (print, summaries). A name that does not resolve to a
+# function of tensorflow.python.ops is refused.
 _NAMESPACE_USE = {"io": "reads or writes files", "py_function": "runs Python code",
                   "numpy_function": "runs Python code", "py_func": "runs Python code",
                   "print": "prints", "summary": "writes summary files", "data": "reads files",
                   "saved_model": "reads or writes files"}
+_OPS_PACKAGE = "tensorflow.python.ops."
+
+
+def _codes(code):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, type(code)):
+            yield from _codes(const)
+
+
+def _raw_ops(fn, seen: set) -> set[str]:
+    """The raw ops (by op name) `fn`'s code reaches through tensorflow.python.ops."""
+    import inspect
+    import sys
+    import types
+
+    from tensorflow.python.util import tf_decorator
+
+    fn = tf_decorator.unwrap(inspect.unwrap(fn))[1]
+    if not isinstance(fn, types.FunctionType) or fn in seen or \
+            not (fn.__module__ or "").startswith(_OPS_PACKAGE):
+        return set()
+    seen.add(fn)
+    if fn.__module__.rpartition(".")[2].startswith("gen_"):  # a raw op's Python wrapper
+        op = "".join(p.capitalize() for p in fn.__name__.split("_"))
+        return {op} if hasattr(sys.modules[fn.__module__], op) else set()
+    found: set[str] = set()
+    for code in _codes(fn.__code__):
+        for name in code.co_names:
+            value = fn.__globals__.get(name)
+            if isinstance(value, types.ModuleType) and value.__name__.startswith(_OPS_PACKAGE):
+                # module.attr: attr is in co_names too
+                for attr in code.co_names:
+                    member = getattr(value, attr, None)
+                    if callable(member):
+                        found |= _raw_ops(member, seen)
+            elif callable(value):
+                found |= _raw_ops(value, seen)
+    return found
+
+
+def _logging_ops() -> set[str]:
+    """Ops that print or write summaries (gen_logging_ops: Print, PrintV2, *Summary, ...)."""
+    from tensorflow.python.ops import gen_logging_ops
+
+    return {name for name in dir(gen_logging_ops) if name[:1].isupper()} - {"Assert"}
 
 
 def keras_function_use(function: str) -> str | None:
-    """What a TFOpLambda's `function` does to the host, or None if it is pure math."""
-    head, _, leaf = function.rpartition(".")
-    if head.split(".")[0] in PURE_NAMESPACES:
-        return None
-    if not head:
-        import tensorflow as tf
+    """What a TFOpLambda's `function` does to the host, or None if the raw ops it builds are
+    pure (no host op, no logging op)."""
+    import tensorflow as tf
 
-        module = getattr(getattr(tf, function, None), "__module__", "") or ""
-        if module.rpartition(".")[2] in PURE_MODULES and module.startswith("tensorflow.python"):
-            return None
+    head, _, leaf = function.rpartition(".")
     camel = "".join(p.capitalize() for p in leaf.split("_"))
-    return host_ops().get(camel) or _NAMESPACE_USE.get(head.split(".")[0] or leaf) or \
-        "is not a pure TensorFlow math function"
+    refused = host_ops().get(camel) or _NAMESPACE_USE.get(head.split(".")[0] or leaf)
+    target = tf
+    for part in function.split(".") if function else ["?"]:
+        target = getattr(target, part, None)
+    if not refused and callable(target) and \
+            (getattr(target, "__module__", "") or "").startswith(_OPS_PACKAGE):
+        ops = _raw_ops(target, set())
+        hosts = sorted(op for op in ops if op in host_ops())
+        if hosts:
+            return f"{host_ops()[hosts[0]]} (op {hosts[0]})"
+        if ops & _logging_ops():
+            return "prints or writes summaries"
+        if ops:
+            return None
+    return refused or "is not a pure TensorFlow math function"
 
 
 def _layers(config):

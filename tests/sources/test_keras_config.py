@@ -29,7 +29,10 @@ def test_keras_files_from_other_sources(other_samples):
     ("io.read_file", "reads files"), ("io.matching_files", "reads files"),
     ("py_function", "runs Python code"), ("numpy_function", "runs Python code"),
     ("print", "prints"), ("summary.scalar", "writes summary files"),
-    ("compat.v1.py_func", "runs Python code"), ("debugging.assert_equal", "is not a pure"),
+    ("compat.v1.py_func", "runs Python code"), ("debugging.assert_equal", None),
+    ("compat.v1.transpose", None), ("compat.v1.shape", None), ("compat.v1.nn.conv2d", None),
+    ("compat.v1.Print", "prints"), ("compat.v1.io.write_file", "writes files"),
+    ("compat.v1.summary.merge_all", "is not a pure"), ("saved_model.load", "reads or writes"),
 ])
 def test_keras_function_classes(function, what):
     got = keras_function_use(function)

@@ -115,22 +115,25 @@ def _reused(path: str, feeds: dict, preserve_all_tensors: bool, reuse: dict | No
 def run_batched(path: str, feeds: dict, fetch, preserve_all_tensors: bool = False,
                 reuse: dict | None = None) -> dict:
     """`fetch(interp)` ({name: array}) after invoking on `feeds` (`reuse`: see `_reused`). A
-    model that cannot run at the feeds' batch (ops whose shapes the converter fixed: a Reshape
-    to [1, N], XNNPack refusing to reshape) runs one row at a time at the shape it has, and the
-    rows' values that carry the batch (leading dim 1) are stacked; ArtifactRunError if that
-    fails too."""
+    model converted at batch 1 that cannot run at the feeds' batch (ops whose shapes the
+    converter fixed: a Reshape to [1, N], XNNPack refusing to reshape), or that runs but folds
+    the batch into another axis (an output whose leading dim is not the batch: a Reshape to
+    [1, -1, C]), runs one row at a time at the shape it has, and the rows' values that carry
+    the batch (leading dim 1) are stacked; ArtifactRunError if that fails too."""
     import numpy as np
 
+    count = {int(v.shape[0]) for v in feeds.values() if v.ndim}
+    count = count.pop() if len(count) == 1 and all(v.ndim for v in feeds.values()) else 1
+    got, error = None, None
     try:
-        return fetch(_reused(path, feeds, preserve_all_tensors, reuse))
+        interp = _reused(path, feeds, preserve_all_tensors, reuse)
+        got = fetch(interp)
+        if count == 1 or not _batch_folded(path, interp, feeds, count):
+            return got
     except ArtifactRunError as err:
         shapes = input_shapes(path, list(feeds))
-        rows = {int(v.shape[0]) for v in feeds.values() if v.ndim}
-        if len(rows) != 1 or any(not v.ndim or shapes[n][:1] != (1,) or
-                                 shapes[n][1:] != v.shape[1:] for n, v in feeds.items()):
-            raise
-        (count,) = rows
-        if count == 1:
+        if count == 1 or any(shapes[n][:1] != (1,) or shapes[n][1:] != v.shape[1:]
+                             for n, v in feeds.items()):
             raise
         error = err
     try:
@@ -140,10 +143,24 @@ def run_batched(path: str, feeds: dict, fetch, preserve_all_tensors: bool = Fals
                             preserve_all_tensors, interp)
             parts.append(fetch(interp))
     except ArtifactRunError as err:
+        if got is not None:
+            return got
         raise err from error
+    if got is not None and any(d["shape"][:1].tolist() != [1]
+                               for d in interp.get_output_details()):
+        return got  # an output without a batch at batch 1 either: not a folded batch
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]
             if all(name in p and np.ndim(p[name]) and np.shape(p[name])[0] == 1
                    for p in parts)}
+
+
+def _batch_folded(path: str, interp, feeds: dict, count: int) -> bool:
+    """Whether a model converted at batch 1 (its inputs' leading dim fixed at 1) ran at batch
+    `count` with an output whose leading dim is not `count` (the batch went into another axis)."""
+    if all(list(d["shape"][:1]) == [count] for d in interp.get_output_details()):
+        return False
+    shapes = input_shapes(path, list(feeds))
+    return all(shapes[n][:1] == (1,) and shapes[n][1:] == v.shape[1:] for n, v in feeds.items())
 
 
 def output_values(interp, names: list[str]) -> list:

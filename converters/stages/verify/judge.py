@@ -39,7 +39,8 @@ def failure(metrics: dict, options: VerifyOptions, output: str = "") -> str | No
     if error > atol:
         what = "differs by up to" if options.check_stat == "max" and not rtol else \
             f"has a {options.check_stat} error{' beyond rtol·|original|' if rtol else ''} of"
-        return f"{what} {error:.3g} (tolerance {atol:g})"
+        scaled = f" + {rtol:g}·|original|" if rtol else ""
+        return f"{what} {error:.3g} (tolerance {atol:g}{scaled})"
     if options.mean_tolerance is not None and metrics["mean_abs_diff"] > options.mean_tolerance:
         return (f"differs by {metrics['mean_abs_diff']:.3g} on average (mean tolerance "
                 f"{options.mean_tolerance:g})")

@@ -46,12 +46,17 @@ def fraction(spec, name: str) -> float:
 
 @dataclass(frozen=True)
 class VerifyOptions(DataOptions):
-    tolerance: float | str = option(
-        1e-5, flag="--tolerance", metavar="X|OUT=X,..",
+    tolerance: float | str | None = option(
+        None, flag="--tolerance", metavar="X|OUT=X,..",
         help="Error allowed per element (default: the target's); per output: probs=1e-4,boxes=1e-2.")
-    rtol: float | str = option(
-        0.0, flag="--rtol", metavar="X|OUT=X,..",
-        help="Relative error allowed: each element may differ by tolerance + rtol * |original|.")
+    rtol: float | str | None = option(
+        None, flag="--rtol", metavar="X|OUT=X,..",
+        help="Relative error allowed: each element may differ by tolerance + rtol * |original| "
+             "(default: 0 with --tolerance, else the target's).")
+    # the target's own (TOML): used where --tolerance/--rtol say nothing; target_rtol only
+    # where --tolerance says nothing either (float targets scale with the output's magnitude)
+    target_tolerance: float = 1e-5
+    target_rtol: float = 0.0
     check_stat: str = option(
         "max", flag="--check-stat", metavar="max|mean|median|pNN",
         help="Which statistic of the error --tolerance judges (default max; p99: 99th percentile).")
@@ -84,10 +89,12 @@ class VerifyOptions(DataOptions):
         super().__post_init__()
         for name in ("tolerance", "rtol"):
             value = getattr(self, name)
+            if value is None:
+                continue
             default, own = per_output(value, name)
             if not own and isinstance(value, str):  # "1e-4" from the command line: a number
                 object.__setattr__(self, name, default)
-        for name in ("mean_tolerance", "min_top1"):
+        for name in ("mean_tolerance", "min_top1", "target_tolerance", "target_rtol"):
             value = getattr(self, name)
             if value is not None and (math.isnan(value) or value < 0):
                 raise OptionValueError(name, value, "give a number >= 0 (inf allows any "
@@ -110,19 +117,32 @@ class VerifyOptions(DataOptions):
                                    "--verify-data")
 
     def tolerance_for(self, output: str) -> tuple[float, float]:
-        """(absolute, relative) error allowed for output `output` ("probs:0")."""
-        found = []
-        for name in ("tolerance", "rtol"):
-            default, own = per_output(getattr(self, name), name)
-            node = output.rsplit(":", 1)[0]
-            value = own.get(output, own.get(node, default))
-            found.append(value if value is not None else (1e-5 if name == "tolerance" else 0.0))
-        return found[0], found[1]
+        """(absolute, relative) error allowed for output `output` ("probs:0"): --tolerance and
+        --rtol where they say, else the target's (its rtol only without --tolerance)."""
+        atol, rtol = (self._given(name, output) for name in ("tolerance", "rtol"))
+        if rtol is None:
+            rtol = self.target_rtol if atol is None else 0.0
+        return (self.target_tolerance if atol is None else atol), rtol
+
+    def _given(self, name: str, output: str) -> float | None:
+        """What --tolerance/--rtol (`name`) say for `output`, or None."""
+        if getattr(self, name) is None:
+            return None
+        default, own = per_output(getattr(self, name), name)
+        return own.get(output, own.get(output.rsplit(":", 1)[0], default))
+
+    def judged(self) -> dict:
+        """The tolerances as a verification report records them: --tolerance/--rtol as given,
+        else the target's."""
+        found = {"tolerance": self.target_tolerance if self.tolerance is None else self.tolerance}
+        rtol = self.rtol if self.rtol is not None else \
+            (self.target_rtol if self.tolerance is None else 0.0)
+        return {**found, "rtol": rtol} if rtol else found
 
     def named_outputs(self) -> set[str]:
         """The outputs --tolerance/--rtol name (each must exist)."""
-        return {k for name in ("tolerance", "rtol") for k in per_output(getattr(self, name),
-                                                                        name)[1]}
+        return {k for name in ("tolerance", "rtol") if getattr(self, name) is not None
+                for k in per_output(getattr(self, name), name)[1]}
 
     def accuracy_drop(self) -> float | None:
         return None if self.max_accuracy_drop is None else \

@@ -23,11 +23,11 @@ def verdict(artifact, ref: Reference, options: VerifyOptions, session=None) -> d
     metrics = {t.name: judge.output_metrics(t, e, g, options, tie)
                for t, e, g in zip(artifact.outputs, ref.expected, got, strict=True)}
     failures = {name: judge.failure(m, options, name) for name, m in metrics.items()}
-    report = {"tolerance": options.tolerance, "seed": options.seed, "data": ref.where,
+    report = {**options.judged(), "seed": options.seed, "data": ref.where,
               "batch_size": ref.rows,
               "max_abs_diff": {k: m["max_abs_diff"] for k, m in metrics.items()},
               "metrics": metrics}
-    for name in ("rtol", "mean_tolerance", "min_top1"):
+    for name in ("mean_tolerance", "min_top1"):
         if getattr(options, name):
             report[name] = getattr(options, name)
     if options.check_stat != "max":
