@@ -41,6 +41,6 @@ def cpu_seconds(graph_def) -> float:
 @pytest.mark.parametrize("kind", ["neg_identity", "relu"])
 def test_passes_scale_linearly_on_a_long_chain(kind):
     small, big = chain(2_500, kind), chain(20_000, kind)
-    cpu_seconds(small)  # imports and caches warmed
+    cpu_seconds(chain(200, kind))  # imports and caches warmed
     ratio = cpu_seconds(big) / max(cpu_seconds(small), 1e-3)
     assert ratio < 20, f"{kind}: 8x the nodes took {ratio:.1f}x the CPU time"
