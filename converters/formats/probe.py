@@ -27,6 +27,11 @@ def imported(graph_def):
     return _LAST[0][1]
 
 
+def forget() -> None:
+    """Let go of the last imported graph (once a graph's gap checks are done)."""
+    _LAST.clear()
+
+
 def probe_graph(graph_def, ops) -> Probe:
     """The probe of `ops` (main-graph nodes only; an op whose inputs have unknown rank or are
     resources is left out of `checked`)."""

@@ -73,9 +73,7 @@ def op_gaps(graph_def, candidates, registry, where: str = "the graph") -> list:
     """OpGaps of every format some target uses (once per format; a format whose requirements
     are not installed is skipped, saying so), sorted by label. A graph
     TensorFlow cannot import there (a damaged file) is an InputError naming `where`."""
-    import tensorflow as tf
-    from graphfreeze.errors import InputError, first_line
-    from graphfreeze.plugins import OpGaps
+    from graphfreeze.formats import probe
     from graphfreeze.sources.describe import compute_ops, inference_graph
 
     try:
@@ -89,6 +87,17 @@ def op_gaps(graph_def, candidates, registry, where: str = "the graph") -> list:
             fmt = registry.format_of(use.use)
             if fmt is not None and fmt.gaps is not None:
                 formats[fmt.name] = fmt
+    try:
+        return _format_gaps(graph, ops, formats, where)
+    finally:
+        probe.forget()  # the import the checks shared
+
+
+def _format_gaps(graph, ops, formats, where) -> list:
+    import tensorflow as tf
+    from graphfreeze.errors import InputError, first_line
+    from graphfreeze.plugins import OpGaps
+
     gaps = []
     for fmt in formats.values():
         missing = fmt.missing()
