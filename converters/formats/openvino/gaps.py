@@ -8,35 +8,41 @@ from graphfreeze.plugins import OpGaps
 
 def openvino_gaps(graph_def, ops: set[str]) -> OpGaps:
     """Convert the probe of `ops` (one node of each, `formats.probe`; the whole inference graph
-    when some op cannot be probed) and read which of the compute ops (`ops`) OpenVINO says it
-    cannot take; ops outside `ops` (variables, savers: gone once frozen) do not count."""
+    when some op cannot be probed or the probe fails without naming ops) and read which of the
+    compute ops (`ops`) OpenVINO says it cannot take; ops outside `ops` (variables, savers: gone
+    once frozen) do not count."""
     from graphfreeze.errors import first_line
     from graphfreeze.formats.probe import probe_graph
 
     probe = probe_graph(graph_def, ops)
-    try:
-        _frontend_convert(probe.graph if set(probe.checked) == set(ops) else graph_def)
-    except Exception as err:  # noqa: BLE001 -- OpConversionFailure, or another frontend error
-        listed = unconverted_ops(str(err))
-        if not listed:  # failed for another reason: nothing to say per op
-            return OpGaps("openvino", [], f"openvino: not judged ({first_line(err)[:100]})")
-        missing = [op for op in listed if op in ops]
-        return OpGaps("openvino", missing, "openvino: " + (", ".join(missing) or
-                                                          "all ops convert"))
-    return OpGaps("openvino", [], "openvino: all ops convert")
+    whole = set(probe.checked) != set(ops)
+    err = None if whole else _conversion_error(probe.graph)
+    if whole or (err is not None and not unconverted_ops(str(err))):
+        err = _conversion_error(graph_def)
+    if err is None:
+        return OpGaps("openvino", [], "openvino: all ops convert")
+    listed = unconverted_ops(str(err))
+    if not listed:  # failed for another reason: nothing to say per op
+        return OpGaps("openvino", [], f"openvino: not judged ({first_line(err)[:100]})")
+    missing = [op for op in listed if op in ops]
+    return OpGaps("openvino", missing, "openvino: " + (", ".join(missing) or "all ops convert"))
 
 
-def _frontend_convert(graph_def):
-    """OpenVINO's TensorFlow frontend alone on a GraphDef (what `ov.convert_model` runs before
-    its model-wide optimizations, which judge nothing and grow faster than the graph)."""
+def _conversion_error(graph_def) -> Exception | None:
+    """What OpenVINO's TensorFlow frontend raises on a GraphDef (None: it converts). The
+    frontend alone: `ov.convert_model`'s model-wide optimizations judge nothing and grow faster
+    than the graph."""
     import tensorflow as tf
     from openvino.frontend import FrontEndManager
     from openvino.frontend.tensorflow.graph_iterator import GraphIteratorTFGraph
 
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.compat.v1.import_graph_def(graph_def, name="")
-    frontend = FrontEndManager().load_by_framework("tf")
-    iterator = GraphIteratorTFGraph(graph, True)  # kept alive while the frontend reads it
-    model = frontend.load(iterator)
-    return frontend.convert(model)
+    try:
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.compat.v1.import_graph_def(graph_def, name="")
+        frontend = FrontEndManager().load_by_framework("tf")
+        iterator = GraphIteratorTFGraph(graph, True)  # kept alive while the frontend reads it
+        frontend.convert(frontend.load(iterator))
+    except Exception as err:  # noqa: BLE001 -- OpConversionFailure, or another frontend error
+        return err
+    return None
