@@ -7,9 +7,11 @@ cheap for the CLI.
 
 from __future__ import annotations
 
+import gc
 import heapq
 from collections import defaultdict
 from collections.abc import Iterable
+from contextlib import contextmanager
 from typing import Any
 
 GraphDef = NodeDef = Any  # tensorflow protos, typed loosely to avoid importing TensorFlow
@@ -36,6 +38,20 @@ def tensor_name(node: str, index: int = 0) -> str:
 
 def is_control(name: str) -> bool:
     return name.startswith("^")
+
+
+@contextmanager
+def gc_paused():
+    """Python's cycle collector paused while passes walk a big graph: they make many short-lived
+    acyclic objects (proto wrappers, name strings), and each full collection rescans everything
+    alive, which made the passes grow faster than the graph. Restored as it was after."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def nodes_by_name(graph_def) -> dict[str, NodeDef]:

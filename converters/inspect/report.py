@@ -29,22 +29,31 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
     source, source_options = source_for(path, kind, expand_paths(options or {}, path_keys), registry)
     on_load()
     described = source.describe(path, source_options, unsafe)
+    from graphfreeze.graph.graphdefs import gc_paused
+
+    with gc_paused():  # a big graph's many proto wrappers, rescanned by every full collection
+        return _report(path, source, described, unsafe, registry)
+
+
+def _report(path, source, described, unsafe, registry) -> dict:
     graph_def = _drop_shape_hints(described.pop("graph"))
     candidates = described.pop("gap_outputs", None)
     from graphfreeze.graph.checks.validate_values import check_import
     from graphfreeze.graph.graphdefs import extract
     from graphfreeze.names import likely_outputs
 
-    judged = candidates or likely_outputs(graph_def, limit=20)
+    judged = gap_outputs = candidates or likely_outputs(graph_def, limit=20)
     if not unsafe:  # gaps are judged by folding constants: nothing may touch the host
         from graphfreeze.graph.checks.safety import check_graph
 
-        graph_def, _ = check_graph(graph_def, judged, path)
+        checked, _ = check_graph(graph_def, judged, path)
+        if checked is not graph_def:  # nodes were cut: the likely outputs may differ
+            graph_def, gap_outputs = checked, candidates or likely_outputs(checked, limit=20)
     if judged:
         check_import(extract(graph_def, judged), path)
     report = {"schema_version": SCHEMA_VERSION, "path": path, "kind": source.name, **described}
     report["targets"] = {g.label: {**g.as_json(), "summary": g.line}
-                         for g in op_gaps(graph_def, candidates, registry, path)}
+                         for g in op_gaps(graph_def, gap_outputs, registry, path)}
     return report
 
 
@@ -64,9 +73,7 @@ def op_gaps(graph_def, candidates, registry, where: str = "the graph") -> list:
     """OpGaps of every format some target uses (once per format; a format whose requirements
     are not installed is skipped, saying so), sorted by label. A graph
     TensorFlow cannot import there (a damaged file) is an InputError naming `where`."""
-    import tensorflow as tf
-    from graphfreeze.errors import InputError, first_line
-    from graphfreeze.plugins import OpGaps
+    from graphfreeze.formats import probe
     from graphfreeze.sources.describe import compute_ops, inference_graph
 
     try:
@@ -80,6 +87,17 @@ def op_gaps(graph_def, candidates, registry, where: str = "the graph") -> list:
             fmt = registry.format_of(use.use)
             if fmt is not None and fmt.gaps is not None:
                 formats[fmt.name] = fmt
+    try:
+        return _format_gaps(graph, ops, formats, where)
+    finally:
+        probe.forget()  # the import the checks shared
+
+
+def _format_gaps(graph, ops, formats, where) -> list:
+    import tensorflow as tf
+    from graphfreeze.errors import InputError, first_line
+    from graphfreeze.plugins import OpGaps
+
     gaps = []
     for fmt in formats.values():
         missing = fmt.missing()

@@ -5,6 +5,7 @@ judged on). Used by each source's `describe`."""
 from __future__ import annotations
 
 from graphfreeze import names
+from graphfreeze.graph.graphdefs import gc_paused
 from graphfreeze.graph.ops import PLACEHOLDER_OPS
 from graphfreeze.io import storage
 
@@ -53,6 +54,23 @@ def graph_tensors(graph_def, refs) -> list[dict]:
             for i in infos]
 
 
+def _io_tensors(graph_def, inputs, outputs) -> tuple[list[dict], list[dict]]:
+    """graph_tensors of the inputs and of the outputs, from one import of the graph when it
+    imports (each part on its own when it does not, so one bad part spoils only itself)."""
+    from graphfreeze.graph.graphdefs import extract
+    from graphfreeze.tensors import tensor_infos
+
+    refs = list(inputs) + list(outputs)
+    try:
+        infos = tensor_infos(extract(graph_def, [r.node for r in refs]), refs)
+    except Exception:  # noqa: BLE001 -- then each part on its own, as graph_tensors does
+        return graph_tensors(graph_def, inputs), graph_tensors(graph_def, outputs)
+    rows = [{"name": i.name, "dtype": i.dtype, "shape": None if i.shape is None else list(i.shape)}
+            for i in infos]
+    return rows[:len(inputs)], rows[len(inputs):]
+
+
+@gc_paused()  # walks of a big graph
 def likely_io(graph_def) -> dict:
     """The likeliest output, the inputs it needs, the flags folded, other candidate outputs."""
     likely = names.likely_outputs(graph_def)
@@ -66,8 +84,9 @@ def likely_io(graph_def) -> dict:
         inputs = names.default_inputs(graph_def, outputs, set(flags))
     else:
         flags = {}
-    return {"inputs": graph_tensors(graph_def, inputs),
-            "outputs": graph_tensors(graph_def, outputs),
+    input_rows, output_rows = _io_tensors(graph_def, inputs, outputs)
+    return {"inputs": input_rows,
+            "outputs": output_rows,
             "other_outputs": likely[1:],
             "flags": {k: v for k, v in sorted(flags.items())}}
 
@@ -86,6 +105,7 @@ def _training_op(op: str) -> bool:
                                                                "ShardedFilename", "StringJoin"}
 
 
+@gc_paused()
 def inference_graph(graph_def, candidates: list[str] | None = None):
     """What the candidate outputs run at inference: the graph cut to them, flags folded,
     constant branches chosen (graphfreeze's own strip pass; variables stay variables)."""

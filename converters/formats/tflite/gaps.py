@@ -27,35 +27,11 @@ def convert_each_op(graph_def, ops: list[str]) -> dict:
     into a small graph, its tensor inputs as placeholders of their inferred shapes and its small
     constant inputs kept, and the lot converted once. Ops only inside functions are "unchecked"."""
     import tensorflow as tf
-    from graphfreeze.graph.graphdefs import nodes_by_name
-    from graphfreeze.graph.session import import_graph
-    from graphfreeze.graph.skeleton import skeleton
+    from graphfreeze.formats.probe import probe_graph
     from graphfreeze.process.quiet import native_stderr_off
 
-    by_name = nodes_by_name(graph_def)
-    chosen = {}
-    for node in graph_def.node:
-        if node.op in ops and node.op not in chosen:
-            chosen[node.op] = node
-    graph = import_graph(skeleton(graph_def))
-    probe = type(graph_def)()
-    probe.versions.CopyFrom(graph_def.versions)
-    inputs, outputs, checked = [], [], []
-    for op, node in sorted(chosen.items()):
-        pieces = _probe_inputs(graph, by_name, node, f"probe_{op}")
-        if pieces is None:
-            continue
-        for piece, shape in pieces:
-            probe.node.add().CopyFrom(piece)
-            if shape is not None:
-                inputs.append((piece.name, shape))
-        new = probe.node.add()
-        new.CopyFrom(node)
-        new.name, new.device = f"probe_{op}", ""
-        del new.input[:]
-        new.input.extend(piece.name for piece, _ in pieces)
-        outputs.append(new.name)
-        checked.append(op)
+    found = probe_graph(graph_def, ops)
+    probe, inputs, outputs, checked = found.graph, found.inputs, found.outputs, found.checked
     unchecked = sorted(set(ops) - set(checked))
     if not outputs:
         return _probe_result([], [], unchecked)
@@ -79,32 +55,3 @@ def convert_each_op(graph_def, ops: list[str]) -> dict:
 def _probe_result(flex: list[str], nowhere: list[str], unchecked: list[str]) -> dict:
     return {"unsupported": sorted(set(flex) | set(nowhere)), "needs_allow_tf_ops": sorted(flex),
             "no_kernel": sorted(nowhere), "unchecked": unchecked}
-
-
-def _probe_inputs(graph, by_name, node, prefix: str):
-    """[(NodeDef, placeholder shape or None)] standing in for `node`'s data inputs, or None."""
-    import tensorflow as tf
-    from graphfreeze.graph.graphdefs import is_control, split_tensor
-    from graphfreeze.graph.skeleton import is_big_const
-    from tensorflow.core.framework import node_def_pb2
-
-    pieces = []
-    for k, inp in enumerate(i for i in node.input if not is_control(i)):
-        src, index = split_tensor(inp)
-        source = by_name.get(src)
-        piece = node_def_pb2.NodeDef(name=f"{prefix}/in{k}")
-        if source is not None and source.op == "Const" and not is_big_const(source):
-            piece.op = "Const"
-            piece.attr["dtype"].CopyFrom(source.attr["dtype"])
-            piece.attr["value"].CopyFrom(source.attr["value"])
-            pieces.append((piece, None))
-            continue
-        tensor = graph.get_tensor_by_name(f"{src}:{index}")
-        if tensor.shape.rank is None or tensor.dtype in (tf.resource, tf.variant):
-            return None
-        shape = [1 if d is None else d for d in tensor.shape.as_list()]
-        piece.op = "Placeholder"
-        piece.attr["dtype"].type = tensor.dtype.base_dtype.as_datatype_enum
-        piece.attr["shape"].shape.CopyFrom(tf.TensorShape(shape).as_proto())
-        pieces.append((piece, shape))
-    return pieces

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from graphfreeze.graph.graphdefs import gc_paused
 from graphfreeze.plugins import GraphPass, PassContext
 
 STRIP_PASSES = ("drop_side_effect_controls", "remove_identities", "fold_constants",
@@ -88,16 +89,18 @@ def strip_training(graph_def, keep: list[str], flags: dict, passes: list[GraphPa
     passes = _named(STRIP_PASSES) if passes is None else passes
     notes: dict = {"dropouts_removed": []}
     original = graph_def
-    graph_def = fold_flags(graph_def, flags)
-    for _ in range(max_rounds):
-        before = _signature(graph_def)
-        graph_def = run_passes(graph_def, passes, keep, flags, notes, original)
-        if _signature(graph_def) == before:
-            break
+    with gc_paused():
+        graph_def = fold_flags(graph_def, flags)
+        for _ in range(max_rounds):
+            before = _signature(graph_def)
+            graph_def = run_passes(graph_def, passes, keep, flags, notes, original)
+            if _signature(graph_def) == before:
+                break
     return graph_def, notes
 
 
 def optimize_for_inference(graph_def, keep: list[str], passes: list[GraphPass] | None = None):
     """`passes` (default OPTIMIZE_PASSES) once, in order: batch norms folded, canonical form."""
     passes = _named(OPTIMIZE_PASSES) if passes is None else passes
-    return run_passes(graph_def, passes, keep, {}, {})
+    with gc_paused():
+        return run_passes(graph_def, passes, keep, {}, {})
