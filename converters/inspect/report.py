@@ -73,7 +73,7 @@ def op_gaps(graph_def, candidates, registry, where: str = "the graph") -> list:
     """OpGaps of every format some target uses (once per format; a format whose requirements
     are not installed is skipped, saying so), sorted by label. A graph
     TensorFlow cannot import there (a damaged file) is an InputError naming `where`."""
-    from graphfreeze.formats import probe
+    from graphfreeze.graph import op_probe as probe
     from graphfreeze.sources.describe import compute_ops, inference_graph
 
     try:

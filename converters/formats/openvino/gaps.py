@@ -12,7 +12,7 @@ def openvino_gaps(graph_def, ops: set[str]) -> OpGaps:
     compute ops (`ops`) OpenVINO says it cannot take; ops outside `ops` (variables, savers: gone
     once frozen) do not count."""
     from graphfreeze.errors import first_line
-    from graphfreeze.formats.probe import probe_graph
+    from graphfreeze.graph.op_probe import probe_graph
 
     probe = probe_graph(graph_def, ops)
     whole = set(probe.checked) != set(ops)

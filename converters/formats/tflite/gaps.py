@@ -27,7 +27,7 @@ def convert_each_op(graph_def, ops: list[str]) -> dict:
     into a small graph, its tensor inputs as placeholders of their inferred shapes and its small
     constant inputs kept, and the lot converted once. Ops only inside functions are "unchecked"."""
     import tensorflow as tf
-    from graphfreeze.formats.probe import probe_graph
+    from graphfreeze.graph.op_probe import probe_graph
     from graphfreeze.process.quiet import native_stderr_off
 
     found = probe_graph(graph_def, ops)
