@@ -16,28 +16,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+from chains import chain_graph  # noqa: E402 -- models/chains.py
+
 FREEZE = os.path.join(os.path.dirname(sys.executable), "freeze")
-
-
-def chain_graph(n: int, kind: str):
-    """A frozen GraphDef: x [1,8] float -> n nodes (Neg/Identity alternating, or Relu) -> output."""
-    from tensorflow.core.framework import graph_pb2
-
-    graph = graph_pb2.GraphDef()
-    graph.versions.producer = 1882
-    x = graph.node.add(name="x", op="Placeholder")
-    x.attr["dtype"].type = 1
-    for d in (1, 8):
-        x.attr["shape"].shape.dim.add(size=d)
-    prev = "x"
-    for i in range(n):
-        op = ("Neg" if i % 2 == 0 else "Identity") if kind == "neg_identity" else "Relu"
-        node = graph.node.add(name=f"n{i}", op=op, input=[prev])
-        node.attr["T"].type = 1
-        prev = node.name
-    out = graph.node.add(name="output", op="Identity", input=[prev])
-    out.attr["T"].type = 1
-    return graph
 
 
 def time_inspect(path: str) -> float:

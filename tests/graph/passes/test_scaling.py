@@ -5,25 +5,27 @@ A scaling check, not a timed one: only the ratio is asserted."""
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 import time
 
 import pytest
 from tensorflow.core.framework import graph_pb2
 
+from tests.conftest import ROOT
 
-def chain(n: int, kind: str):
-    """x [1,8] -> n nodes (Neg/Identity alternating, or Relu) -> output, built as protos."""
-    graph = graph_pb2.GraphDef()
-    x = graph.node.add(name="x", op="Placeholder")
-    x.attr["dtype"].type = 1
-    prev = "x"
-    for i in range(n):
-        op = ("Neg" if i % 2 == 0 else "Identity") if kind == "neg_identity" else "Relu"
-        node = graph.node.add(name=f"n{i}", op=op, input=[prev])
-        node.attr["T"].type = 1
-        prev = node.name
-    graph.node.add(name="output", op="Identity", input=[prev]).attr["T"].type = 1
-    return graph
+
+@pytest.fixture(scope="module")
+def chains(tmp_path_factory):
+    """models/chains.py's graphs of 200, 2,500 and 20,000 nodes."""
+    out = tmp_path_factory.mktemp("chains")
+    subprocess.run([sys.executable, str(ROOT / "models" / "chains.py"), str(out), "--sizes",
+                    "200,2500,20000"], check=True, capture_output=True)
+    return out
+
+
+def chain(folder, n: int, kind: str):
+    return graph_pb2.GraphDef.FromString((folder / f"{kind}_{n}.pb").read_bytes())
 
 
 def cpu_seconds(graph_def) -> float:
@@ -39,8 +41,8 @@ def cpu_seconds(graph_def) -> float:
 
 
 @pytest.mark.parametrize("kind", ["neg_identity", "relu"])
-def test_passes_scale_linearly_on_a_long_chain(kind):
-    small, big = chain(2_500, kind), chain(20_000, kind)
-    cpu_seconds(chain(200, kind))  # imports and caches warmed
+def test_passes_scale_linearly_on_a_long_chain(chains, kind):
+    small, big = chain(chains, 2_500, kind), chain(chains, 20_000, kind)
+    cpu_seconds(chain(chains, 200, kind))  # imports and caches warmed
     ratio = cpu_seconds(big) / max(cpu_seconds(small), 1e-3)
     assert ratio < 20, f"{kind}: 8x the nodes took {ratio:.1f}x the CPU time"

@@ -1,0 +1,49 @@
+"""Long chains of one op, as deep as BERT-large's or a detector's graph is big: how inspect and
+the passes scale (bench/bench_inspect_scale.py, tests/graph/passes/test_scaling.py).
+
+    python models/chains.py OUT_DIR [--sizes 2500,20000] [--kinds neg_identity,relu]
+
+writes OUT_DIR/KIND_N.pb: Placeholder x [1,8] float -> N nodes (Neg/Identity alternating, or
+Relu) -> output, built with protobuf alone."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+
+def chain_graph(n: int, kind: str):
+    """The frozen GraphDef of a chain of `n` nodes of `kind` (neg_identity or relu)."""
+    from tensorflow.core.framework import graph_pb2
+
+    graph = graph_pb2.GraphDef()
+    graph.versions.producer = 1882
+    x = graph.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = 1
+    for d in (1, 8):
+        x.attr["shape"].shape.dim.add(size=d)
+    prev = "x"
+    for i in range(n):
+        op = ("Neg" if i % 2 == 0 else "Identity") if kind == "neg_identity" else "Relu"
+        node = graph.node.add(name=f"n{i}", op=op, input=[prev])
+        node.attr["T"].type = 1
+        prev = node.name
+    graph.node.add(name="output", op="Identity", input=[prev]).attr["T"].type = 1
+    return graph
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out")
+    parser.add_argument("--sizes", default="2500,20000")
+    parser.add_argument("--kinds", default="neg_identity,relu")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for kind in args.kinds.split(","):
+        for n in map(int, args.sizes.split(",")):
+            with open(os.path.join(args.out, f"{kind}_{n}.pb"), "wb") as f:
+                f.write(chain_graph(n, kind).SerializeToString())
+
+
+if __name__ == "__main__":
+    main()
