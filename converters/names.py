@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError
-from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
+from graphfreeze.graph.graphdefs import consumers, nodes_by_name, reachable, split_tensor
 from graphfreeze.graph.layer_names import layer_members
 from graphfreeze.graph.ops import PLACEHOLDER_OPS
 
@@ -127,7 +127,7 @@ def _layer_output(graph_def, by_name: dict, layer: str, role: str, where: str,
     """The tensor Keras layer `layer` outputs (the one tensor of its ops, computed from the
     inputs, that ops outside it read, or that nothing reads), or None when no scope in the
     graph is that layer's (layer_names). A TF1 graph's optimizer and saver do not count."""
-    users = _users(graph_def)
+    users = consumers(graph_def)
     fed = _fed(graph_def, users)
     members = {n for n in layer_members(by_name, layer, keras)
                if n in fed and not _training_only(n)}
@@ -145,14 +145,6 @@ def _layer_output(graph_def, by_name: dict, layer: str, role: str, where: str,
         raise InputError(f"{role} '{layer}': layer '{layer}' in {where} gives {len(found)} "
                          f"tensors ({tensors}); name one of them")
     return found[0] if found else None
-
-
-def _users(graph_def) -> dict[str, list[str]]:
-    users: dict[str, list[str]] = {}
-    for n in graph_def.node:
-        for i in n.input:
-            users.setdefault(split_tensor(i)[0], []).append(n.name)
-    return users
 
 
 def _fed(graph_def, users: dict[str, list[str]]) -> set[str]:
@@ -235,7 +227,7 @@ def likely_outputs(graph_def, limit: int = 5) -> list[str]:
     """Nodes that look like inference results, best first (for a missing --outputs). A node the
     user named (`probs = tf.identity(softmax, name="probs")`) comes before the op it wraps, and
     user-given names before generated ones (`predictions/Softmax`, `Mean`)."""
-    users = _users(graph_def)
+    users = consumers(graph_def)
     fed = _fed(graph_def, users)
     by_name = nodes_by_name(graph_def)
     ranks: dict[str, int] = {}

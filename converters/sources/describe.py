@@ -57,16 +57,9 @@ def graph_tensors(graph_def, refs) -> list[dict]:
 def _io_tensors(graph_def, inputs, outputs) -> tuple[list[dict], list[dict]]:
     """graph_tensors of the inputs and of the outputs, from one import of the graph when it
     imports (each part on its own when it does not, so one bad part spoils only itself)."""
-    from graphfreeze.graph.graphdefs import extract
-    from graphfreeze.tensors import tensor_infos
-
-    refs = list(inputs) + list(outputs)
-    try:
-        infos = tensor_infos(extract(graph_def, [r.node for r in refs]), refs)
-    except Exception:  # noqa: BLE001 -- then each part on its own, as graph_tensors does
+    rows = graph_tensors(graph_def, [*inputs, *outputs])
+    if rows and all(r["dtype"] is None for r in rows):
         return graph_tensors(graph_def, inputs), graph_tensors(graph_def, outputs)
-    rows = [{"name": i.name, "dtype": i.dtype, "shape": None if i.shape is None else list(i.shape)}
-            for i in infos]
     return rows[:len(inputs)], rows[len(inputs):]
 
 
