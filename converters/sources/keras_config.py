@@ -21,6 +21,15 @@ _NAMESPACE_USE = {"io": "reads or writes files", "py_function": "runs Python cod
                   "print": "prints", "summary": "writes summary files", "data": "reads files",
                   "saved_model": "reads or writes files"}
 _OPS_PACKAGE = "tensorflow.python.ops."
+# generated-op families whose every op reaches beyond a tensor computation: data pipelines
+# (a dataset can be built from a serialized graph), readers, summaries, Python, and calls of a
+# function the op is given
+_FAMILY_USE = {"gen_dataset_ops": "builds a data pipeline (may read files or run a graph)",
+               "gen_experimental_dataset_ops": "builds a data pipeline (may read files or run "
+                                               "a graph)",
+               "gen_io_ops": "reads or writes files", "gen_summary_ops": "writes summary files",
+               "gen_script_ops": "runs Python code",
+               "gen_functional_ops": "runs a function it is given"}
 
 
 def _codes(code):
@@ -30,8 +39,8 @@ def _codes(code):
             yield from _codes(const)
 
 
-def _raw_ops(fn, seen: set) -> set[str]:
-    """The raw ops (by op name) `fn`'s code reaches through tensorflow.python.ops."""
+def _raw_ops(fn, seen: set) -> set[tuple[str, str]]:
+    """The raw ops ((gen module, op name)) `fn`'s code reaches through tensorflow.python.ops."""
     import inspect
     import sys
     import types
@@ -43,10 +52,11 @@ def _raw_ops(fn, seen: set) -> set[str]:
             not (fn.__module__ or "").startswith(_OPS_PACKAGE):
         return set()
     seen.add(fn)
-    if fn.__module__.rpartition(".")[2].startswith("gen_"):  # a raw op's Python wrapper
-        op = "".join(p.capitalize() for p in fn.__name__.split("_"))
-        return {op} if hasattr(sys.modules[fn.__module__], op) else set()
-    found: set[str] = set()
+    family = fn.__module__.rpartition(".")[2]
+    if family.startswith("gen_"):  # a raw op's Python wrapper: (family, op) ("" if unnamed)
+        ops = {n.lower(): n for n in dir(sys.modules[fn.__module__]) if n[:1].isupper()}
+        return {(family, ops.get(fn.__name__.replace("_", "").lower(), ""))}
+    found: set[tuple[str, str]] = set()
     for code in _codes(fn.__code__):
         for name in code.co_names:
             value = fn.__globals__.get(name)
@@ -81,15 +91,29 @@ def keras_function_use(function: str) -> str | None:
         target = getattr(target, part, None)
     if not refused and callable(target) and \
             (getattr(target, "__module__", "") or "").startswith(_OPS_PACKAGE):
-        ops = _raw_ops(target, set())
+        found = _raw_ops(target, set())
+        ops = {op for _, op in found}
         hosts = sorted(op for op in ops if op in host_ops())
         if hosts:
             return f"{host_ops()[hosts[0]]} (op {hosts[0]})"
         if ops & _logging_ops():
             return "prints or writes summaries"
+        why = next((_FAMILY_USE[f] for f, _ in sorted(found) if f in _FAMILY_USE), None) or \
+            next((f"builds op {op}, which runs a function or graph it is given" for op in sorted(ops)
+                  if _takes_function(op)), None)
+        if why or "" in ops:
+            return why or "builds an op graphfreeze cannot name"
         if ops:
             return None
     return refused or "is not a pure TensorFlow math function"
+
+
+def _takes_function(op: str) -> bool:
+    """Whether op `op` has a function-valued attr (it runs a function or graph it is given)."""
+    from tensorflow.python.framework import op_def_registry
+
+    op_def = op_def_registry.get(op)
+    return op_def is None or any(a.type in ("func", "list(func)") for a in op_def.attr)
 
 
 def _layers(config):

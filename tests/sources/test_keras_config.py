@@ -29,10 +29,20 @@ def test_keras_files_from_other_sources(other_samples):
     ("io.read_file", "reads files"), ("io.matching_files", "reads files"),
     ("py_function", "runs Python code"), ("numpy_function", "runs Python code"),
     ("print", "prints"), ("summary.scalar", "writes summary files"),
-    ("compat.v1.py_func", "runs Python code"), ("debugging.assert_equal", None),
+    ("compat.v1.py_func", "runs Python code"),
+    ("debugging.assert_equal", "runs a function it is given"),  # its tf.cond: not judged
     ("compat.v1.transpose", None), ("compat.v1.shape", None), ("compat.v1.nn.conv2d", None),
     ("compat.v1.Print", "prints"), ("compat.v1.io.write_file", "writes files"),
     ("compat.v1.summary.merge_all", "is not a pure"), ("saved_model.load", "reads or writes"),
+    # raw ops that run a graph or function they are given, or read data, whatever their names
+    ("raw_ops.DatasetFromGraph", "builds a data pipeline"),
+    ("compat.v2.raw_ops.DatasetFromGraph", "builds a data pipeline"),
+    ("raw_ops.DeserializeIterator", "builds a data pipeline"),
+    ("raw_ops.InitializeTableFromDataset", "builds a data pipeline"),
+    ("raw_ops.StatefulPartitionedCall", "runs a function it is given"),
+    ("raw_ops.ReaderRead", "reads or writes files"),
+    ("raw_ops.ExperimentalStatsAggregatorSummary", "builds a data pipeline"),
+    ("raw_ops.TFRecordReaderV2", "reads files"), ("raw_ops.Relu", None),
 ])
 def test_keras_function_classes(function, what):
     got = keras_function_use(function)
