@@ -37,11 +37,13 @@ import zoo_tf1  # noqa: E402
 import zoo_tfmot  # noqa: E402
 import zoo_vision  # noqa: E402
 
+MODULES = (zoo_keras, zoo_text, zoo_tfmot, zoo_tf1, zoo_vision)
 
-def registry() -> dict:
+
+def registry(modules=MODULES) -> dict:
     """name -> builder(out_dir) -> zoo.json entry, in build order."""
     found = {}
-    for module in (zoo_keras, zoo_text, zoo_tfmot, zoo_tf1, zoo_vision):
+    for module in modules:
         found.update(module.builders())
     return found
 
@@ -73,13 +75,13 @@ def check(folder: str, entry: dict) -> None:
             saver.restore(sess, path)
 
 
-def build(name: str, out_root: str) -> dict:
+def build(name: str, out_root: str, modules=MODULES) -> dict:
     """Build one model into OUT_ROOT/NAME (replacing what was there); return its entry."""
     folder = os.path.join(out_root, name)
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
     start = time.perf_counter()
-    entry = registry()[name](folder)
+    entry = registry(modules)[name](folder)
     if entry.get("reloads", True):
         check(folder, entry)
     entry["seconds"] = round(time.perf_counter() - start, 2)
@@ -95,13 +97,13 @@ def _clear() -> None:
             sys.modules[module].backend.clear_session()
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv=None, modules=MODULES, doc: str = __doc__) -> int:
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("out_dir", nargs="?")
     parser.add_argument("--only", help="comma-separated model names")
     parser.add_argument("--list", action="store_true", help="print the model names and exit")
     args = parser.parse_args(argv)
-    names = list(registry())
+    names = list(registry(modules))
     if args.list:
         print("\n".join(names))
         return 0
@@ -112,7 +114,7 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown model(s): {', '.join(unknown)} (see --list)")
     for name in chosen:
-        entry = build(name, args.out_dir)
+        entry = build(name, args.out_dir, modules)
         print(f"{name}: {os.path.join(args.out_dir, name, entry['path'])} "
               f"({entry['seconds']} s)", flush=True)
         _clear()

@@ -82,23 +82,33 @@ def hostile_models(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture(scope="session")
-def zoo(tmp_path_factory):
-    """zoo(name) -> (model path, extra freeze args): one models/zoo.py model, built on first use
-    into a session folder (read-only use: pass `-o` to write elsewhere)."""
+def _zoo_builder(root, script: str):
+    """name -> (model path, extra freeze args), building SCRIPT's model NAME on first use."""
     import json
-
-    root = tmp_path_factory.mktemp("zoo")
 
     def build(name: str):
         entry = root / name / "zoo.json"
         if not entry.exists():
-            subprocess.run([sys.executable, str(ROOT / "models" / "zoo.py"), str(root),
+            subprocess.run([sys.executable, str(ROOT / "models" / script), str(root),
                             "--only", name], check=True, capture_output=True)
         spec = json.loads(entry.read_text())
         return root / name / spec["path"], list(spec.get("args", []))
 
     return build
+
+
+@pytest.fixture(scope="session")
+def zoo(tmp_path_factory):
+    """zoo(name) -> (model path, extra freeze args): one models/zoo.py model, built on first use
+    into a session folder (read-only use: pass `-o` to write elsewhere)."""
+    return _zoo_builder(tmp_path_factory.mktemp("zoo"), "zoo.py")
+
+
+@pytest.fixture(scope="session")
+def family(tmp_path_factory):
+    """family(name) -> (model path, extra freeze args): one models/families.py model (the second
+    zoo), built on first use into a session folder (read-only use: pass `-o` elsewhere)."""
+    return _zoo_builder(tmp_path_factory.mktemp("families"), "families.py")
 
 
 @pytest.fixture

@@ -1,0 +1,26 @@
+"""The second zoo (issue 24): the model families users ship that models/zoo.py does not cover
+(keras-hub backbones and causal LMs, detectors with each NMS variant, TF-Text tokenizers, string
+and ragged inputs, lookup tables, attention vision nets), small and seeded, nothing downloaded.
+Each `models/families_*.py` module has `builders()`, as the zoo's modules do.
+
+    python models/families.py OUT_DIR [--only NAME,NAME] [--list]
+
+writes OUT_DIR/NAME/ with the model and its zoo.json, in models/zoo.py's format.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import zoo  # noqa: E402
+
+MODULES = tuple(importlib.import_module(os.path.basename(p)[:-3]) for p in sorted(
+    glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "families_*.py"))))
+
+if __name__ == "__main__":
+    sys.exit(zoo.main(modules=MODULES, doc=__doc__))
