@@ -12,7 +12,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,convert,ray,openvino]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,convert,ray,openvino,text,keras-hub,explorer]"
 	touch $(STAMP)
 
 $(DEMO)/checkpoint: models/iris_dnn.py | $(STAMP)
