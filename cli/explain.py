@@ -21,6 +21,7 @@ def explain_command(artifact, port, browser, debug):
     graphfreeze[explorer]."""
 
     def serve():
+        import sys
         import time
 
         from graphfreeze.explain import serve as explorer
@@ -35,6 +36,7 @@ def explain_command(artifact, port, browser, debug):
                 click.echo(f"  {kind}: {explained.matched[kind]} nodes coloured, worst {name} "
                            f"({value:g}){', selected' if node == explained.selected else ''}")
             click.echo(f"serving on 127.0.0.1:{chosen} only; Ctrl-C stops it")
+            sys.stdout.flush()  # the URL now, also when stdout is a pipe or a file
             if browser:
                 import webbrowser
 

@@ -53,12 +53,12 @@ class Explained:
 
 
 def require_model_explorer() -> None:
-    import importlib.util
-
-    if any(importlib.util.find_spec(m) is None
-           for m in ("model_explorer", "ai_edge_model_explorer_adapter")):
+    try:
+        import ai_edge_model_explorer_adapter  # noqa: F401
+        import model_explorer  # noqa: F401
+    except ImportError as err:
         raise ConfigError("freeze explain needs Model Explorer (ai-edge-model-explorer), not "
-                          "installed; pip install 'graphfreeze[explorer]'")
+                          "installed; pip install 'graphfreeze[explorer]'") from err
 
 
 def prepare(path: str) -> Explained:
