@@ -32,9 +32,11 @@ def explain_command(artifact, port, browser, debug):
         chosen = explorer.pick_port(port)
         with explorer.serving(explained, chosen) as alive:
             click.echo(f"Model Explorer: {explorer.url(explained, chosen)}")
-            for kind, (node, name, value) in sorted(explained.worst.items()):
-                click.echo(f"  {kind}: {explained.matched[kind]} nodes coloured, worst {name} "
-                           f"({value:g}){', selected' if node == explained.selected else ''}")
+            for kind, worst in sorted(explained.worst.items()):
+                node, name, value = worst or ("", "", 0)
+                click.echo(f"  {kind}: {explained.matched[kind]} nodes coloured, " + (
+                    f"worst {name} ({value:g}){', selected' if node == explained.selected else ''}"
+                    if worst else "every one exact"))
             click.echo(f"serving on 127.0.0.1:{chosen} only; Ctrl-C stops it")
             sys.stdout.flush()  # the URL now, also when stdout is a pipe or a file
             if browser:

@@ -42,7 +42,8 @@ class Explained:
     adapter: str
     overlays: dict  # kind -> absolute path of the node-data file
     graph_id: str
-    worst: dict  # kind -> (node id, its name, value) of the node each overlay shows worst
+    worst: dict  # kind -> (node id, its name, value) of the node each overlay shows worst, or
+    # None when every node it colours is exact
     matched: dict  # kind -> how many of the overlay's results name a node of the graph
 
     @property
@@ -161,6 +162,8 @@ def _match(where: str, graph: dict) -> tuple[tuple[str, str, float] | None, int]
     if not found:
         return None, 0
     node = max(found, key=lambda n: (found[n].get("bgColor") == WORST, found[n]["value"]))
+    if not found[node]["value"]:  # every node exact: none to point at
+        return None, len(found)
     named = next(n for n in graph["nodes"] if n["id"] == node)
     name = f"{named.get('namespace') or node} ({named.get('label', '?')})"
     return (node, name, found[node]["value"]), len(found)
