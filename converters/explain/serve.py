@@ -7,7 +7,8 @@ which parses the file and runs nothing (no TensorFlow, no graph, no code stored 
 is read here once before the server starts: a file it cannot read is one line, and the worst
 node's id is known for the URL. Nothing leaves the machine: Model Explorer's update check (PyPI
 and GitHub, at start and when the page asks) is answered locally, and its page is served
-without the Google Fonts links of its index.html (the same fonts ship in its static files).
+without the Google Fonts links of its index.html (the same fonts ship in its static files). Its
+endpoint that reads a text file by path serves the overlays only.
 """
 
 from __future__ import annotations
@@ -232,6 +233,15 @@ def serving(explained: Explained, port: int):
         return flask.Response(without_web_fonts(page), mimetype="text/html")
 
     server._serve_static_asset = offline  # noqa: SLF001
+    overlays = {os.path.realpath(p) for p in explained.overlays.values()}
+    read_text = server._read_file_content  # noqa: SLF001
+
+    def only_overlays(path: str) -> str:  # its page reads the overlays; nothing else is served
+        if os.path.realpath(os.path.expanduser(path)) not in overlays:
+            raise PermissionError(f"{path}: freeze explain serves only its overlays")
+        return read_text(path)
+
+    server._read_file_content = only_overlays  # noqa: SLF001
     config = model_explorer.config().add_model_from_path(explained.path, explained.adapter)
     for where in explained.overlays.values():
         config.add_node_data_from_path(where)

@@ -1,7 +1,8 @@
 """`freeze explain` as a user runs it, its page in a real headless Chromium: the graph renders
 with the overlay applied (the worst node drawn dark red on the canvas, its value so coloured in
 the side panel), every request stays on 127.0.0.1 (the browser's, and the server's: a proxy
-trap sees none of Model Explorer's update checks), and Ctrl-C stops it with exit 0."""
+trap sees none of Model Explorer's update checks), its read-a-file endpoint serves the overlays
+and no other file, and Ctrl-C stops it with exit 0."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -127,8 +129,17 @@ def test_the_page_shows_the_graph_with_the_worst_node_highlighted(explained, bro
             time.sleep(0.3)
         worst_rgb = "rgb({}, {}, {})".format(*(int(overlay.WORST[k:k + 2], 16) for k in (1, 3, 5)))
         assert worst_rgb in shown, shown  # the selected node's value, in the overlay's colour
-        time.sleep(1)  # the canvas redraws once the node data arrives
-        assert _canvas_pixels(browser, overlay.WORST) > 500  # the node itself, dark red
+        deadline, pixels = time.monotonic() + 10, 0
+        while time.monotonic() < deadline and pixels <= 500:  # the canvas redraws with it
+            pixels = _canvas_pixels(browser, overlay.WORST)
+        assert pixels > 500  # the node itself, dark red
+        base = url.split("/?")[0]
+        for path, served in ((explained / "out" / car["explain"]["divergence"], True),
+                             (explained / "model.ckpt-200.index", False)):
+            with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+                    f"{base}/api/v1/read_text_file?path={path}", timeout=10) as r:
+                answer = json.loads(r.read())
+            assert ("content" in answer) == served, answer  # the overlays, no other file
         requests = [e["params"]["request"]["url"] for e in browser.events
                     if e.get("method") == "Network.requestWillBeSent"]
         assert requests and all(u.startswith(url.split("/?")[0]) or u.startswith(("data:",
