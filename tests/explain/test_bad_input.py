@@ -85,3 +85,16 @@ def test_a_savedmodel_is_read_not_run(hostile_models):
     nodes, tensorflow = json.loads(done.stdout.splitlines()[-1])
     assert nodes > 0 and not tensorflow
     assert not (target / "sm_write.txt").exists()
+
+
+def test_changed_bytes_are_refused(explained, freeze, tmp_path, monkeypatch):
+    out = explained / "out"
+    car = json.loads((out / "model.ckpt-200.pb.json").read_text())
+    for name in ("model.ckpt-200.pb", "model.ckpt-200.pb.json", car["explain"]["divergence"]):
+        shutil.copy(out / name, tmp_path / name)
+    with open(tmp_path / "model.ckpt-200.pb", "ab") as f:
+        f.write(b"\0")
+    monkeypatch.chdir(tmp_path)
+    result = freeze("explain", "model.ckpt-200.pb")
+    assert result.exit_code == 3
+    assert "are not those its sidecar records" in _one_line(result)
