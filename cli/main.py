@@ -28,6 +28,7 @@ from graphfreeze.names import parse_names  # noqa: E402
 from graphfreeze_cli import flags, running  # noqa: E402
 from graphfreeze_cli.batch import batch_command  # noqa: E402
 from graphfreeze_cli.cache import cache_command  # noqa: E402
+from graphfreeze_cli.explain import explain_command  # noqa: E402
 from graphfreeze_cli.running import closed_pipe_ok, quiet_tensorflow, run  # noqa: E402
 from graphfreeze_cli.scan import scan_command  # noqa: E402
 from graphfreeze_cli.verify import verify_command  # noqa: E402
@@ -218,6 +219,7 @@ def inspect_command(path, as_json, kind, source_option, unsafe, debug, **values)
 
 main.add_command(batch_command)
 main.add_command(cache_command)
+main.add_command(explain_command)
 main.add_command(scan_command)
 main.add_command(verify_command)
 

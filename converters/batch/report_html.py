@@ -1,7 +1,8 @@
 """report.html: one self-contained page (inline CSS, no scripts, no network) a CI user can act
 on: the run's header, broken budgets first, the changes against the baseline, then a row per job
 and target (failures first) with its artifact (relative link, sha256), metrics, its change
-against the baseline, and a failed job's one-line error (once per job) and divergence table."""
+against the baseline, its Model Explorer overlays (--explain), and a failed job's one-line error
+(once per job) and divergence table."""
 
 from __future__ import annotations
 
@@ -168,6 +169,17 @@ def _divergence(div: dict) -> str:
             f"<tbody>{trs}</tbody></table>")
 
 
+def _overlays(artifact, folder: str) -> str:
+    """Links to the Model Explorer overlays `--explain` wrote beside the artifact (the
+    sidecar's `explain`), titled with the command that opens them."""
+    names = (artifact.sidecar or {}).get("explain") or {}
+    parent = storage.dirname(artifact.path.rstrip("/"))
+    opens = f"freeze explain {storage.basename(artifact.path.rstrip('/'))}"
+    links = [f'<a class="overlay" href="{e(href(storage.join(parent, n), folder))}" '
+             f'title="{e(opens)}">{e(kind)}</a>' for kind, n in sorted(names.items())]
+    return f'<br><span class="sha">overlays: {", ".join(links)}</span>' if links else ""
+
+
 def _rank(job: JobResult, failed: bool) -> int:
     if not failed:
         return 4
@@ -194,7 +206,7 @@ def _jobs(report: Report, folder: str) -> str:
             name = storage.basename(artifact.path.rstrip("/"))
             link = (f'<a href="{e(href(artifact.path, folder))}">{e(name)}</a><br>'
                     f'<span class="sha" title="sha256 {e(artifact.sha256)}">sha256 '
-                    f"{e(artifact.sha256[:12])}</span>")
+                    f"{e(artifact.sha256[:12])}</span>{_overlays(artifact, folder)}")
         change = changes.get((job.name, target))
         delta = "<br>".join(_delta(m, x) for m, x in change["metrics"].items()
                             if x["significant"]) if change else ""
