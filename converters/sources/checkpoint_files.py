@@ -141,7 +141,7 @@ def _check_v1_shards(prefix: str, files: list[str]) -> None:
 def read_meta_graph(path: str):
     """Parse a MetaGraphDef (binary or text); devices cleared."""
     from google.protobuf import message, text_format
-    from tensorflow.core.protobuf import meta_graph_pb2
+    from graphfreeze.proto.tf import meta_graph_pb2
 
     data = storage.read_bytes(path)
     meta = meta_graph_pb2.MetaGraphDef()
@@ -185,9 +185,13 @@ def unreadable_index(prefix: str, err: BaseException) -> InputError:
 
 def read_index(prefix: str) -> list[dict]:
     """describe.checkpoint_variables, a broken index an InputError."""
+    from graphfreeze.proto.bundle import BundleError
     from graphfreeze.sources.describe import checkpoint_variables
 
     try:
         return checkpoint_variables(reader_path(prefix))
+    except BundleError as err:  # names the file and what is wrong
+        raise InputError(f"{err}; the file is truncated or corrupt, re-save or re-copy the "
+                         "checkpoint") from err
     except Exception as err:  # TensorFlow's OpError, IndexError, ... on corrupt index files
         raise unreadable_index(prefix, err) from err

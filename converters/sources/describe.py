@@ -11,12 +11,20 @@ from graphfreeze.io import storage
 
 
 def total_size(paths: list[str]) -> int:
+    import os
+
+    from graphfreeze.io.paths import is_remote
+
     total = 0
     for p in paths:
         if storage.isdir(p):
-            import tensorflow as tf
+            if is_remote(p):
+                import tensorflow as tf
 
-            for root, _, files in tf.io.gfile.walk(p):
+                walk = tf.io.gfile.walk(p)
+            else:
+                walk = os.walk(p)
+            for root, _, files in walk:
                 total += sum(storage.size(storage.join(root, f)) for f in files)
         elif storage.exists(p):
             total += storage.size(p)
@@ -24,20 +32,35 @@ def total_size(paths: list[str]) -> int:
 
 
 def checkpoint_variables(prefix: str) -> list[dict]:
+    """name, shape, dtype and bytes of each tensor of the checkpoint at `prefix` (a V2 one read
+    from its index without TensorFlow; a V1 one, or `reader_path`'s pattern, by TensorFlow)."""
+    if storage.exists(prefix + ".index"):
+        from graphfreeze.proto import dtypes
+        from graphfreeze.proto.bundle import Bundle
+
+        entries = Bundle(prefix).entries
+        found = {n: (list(e.shape), dtypes.name(e.dtype), e.count * dtypes.itemsize(e.dtype))
+                 for n, e in entries.items()}
+    else:
+        found = _tensorflow_variables(prefix)
+    return [{"name": name, "shape": shape, "dtype": dtype, "bytes": size}
+            for name, (shape, dtype, size) in sorted(found.items())
+            if not name.endswith("/.ATTRIBUTES/OBJECT_CONFIG_JSON") and
+            name != "_CHECKPOINTABLE_OBJECT_GRAPH"]
+
+
+def _tensorflow_variables(prefix: str) -> dict:
     import numpy as np
     import tensorflow as tf
 
     reader = tf.compat.v1.train.NewCheckpointReader(prefix)  # no dir check (ram://, gs://)
     shapes = reader.get_variable_to_shape_map()
     dtypes = reader.get_variable_to_dtype_map()
-    out = []
-    for name in sorted(shapes):
-        if name.endswith("/.ATTRIBUTES/OBJECT_CONFIG_JSON") or name == "_CHECKPOINTABLE_OBJECT_GRAPH":
-            continue
-        shape = [int(d) for d in shapes[name]]
-        dtype = dtypes[name]
-        size = int(np.prod(shape)) * (dtype.size if dtype != tf.string else 0)
-        out.append({"name": name, "shape": shape, "dtype": dtype.name, "bytes": size})
+    out = {}
+    for name, shape in shapes.items():
+        shape, dtype = [int(d) for d in shape], dtypes[name]
+        out[name] = (shape, dtype.name,
+                     int(np.prod(shape)) * (dtype.size if dtype != tf.string else 0))
     return out
 
 
