@@ -1,7 +1,7 @@
 """TensorFlow's op registry without TensorFlow: the OpDefs and graph versions of the
 TensorFlow graphfreeze pins, snapshotted by `graphfreeze.proto.snapshot` (op_defs.pb,
-registry.json). An op the snapshot lacks (a custom op library's) is asked of TensorFlow's live
-registry, importing TensorFlow then; once TensorFlow is imported, its registry answers."""
+registry.json); once TensorFlow is imported, its live registry answers (with the op libraries
+loaded since: a custom op is known only then)."""
 
 from __future__ import annotations
 
@@ -28,11 +28,10 @@ def versions() -> dict:
 
 
 def op_def(op: str):
-    """The OpDef of op type `op`, or None if neither the snapshot nor TensorFlow defines it."""
+    """The OpDef of op type `op` (None: not defined): TensorFlow's live registry once TensorFlow
+    is imported (it may have loaded op libraries since), else the snapshot."""
     if "tensorflow" not in sys.modules:
-        found = _snapshot().get(op)
-        if found is not None:
-            return found
+        return _snapshot().get(op)
     from tensorflow.python.framework import op_def_registry
 
     return op_def_registry.get(op)

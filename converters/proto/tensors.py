@@ -40,7 +40,7 @@ def to_numpy(tensor):
         return array.reshape(shape)
     if array.size == 0:
         return np.zeros(shape, dtype=dtype) if tensor.dtype != dtypes.STRING else \
-            np.full(shape, b"", dtype=object)
+            np.full(shape, "", dtype=object)  # as MakeNdarray has it: str, not bytes
     if array.size > count:
         raise ValueError(f"{array.size} values for shape {shape}")
     return np.pad(array, (0, count - array.size), "edge").reshape(shape)
