@@ -27,7 +27,8 @@ ROOTS = ("tensorflow.core.framework.graph_pb2", "tensorflow.core.protobuf.meta_g
          "tensorflow.core.protobuf.saved_model_pb2", "tensorflow.core.protobuf.tensor_bundle_pb2",
          "tensorflow.core.framework.op_def_pb2", "tensorflow.core.framework.variable_pb2",
          "tensorflow.core.protobuf.trackable_object_graph_pb2",
-         "tensorflow.core.protobuf.saved_object_graph_pb2", "tensorflow.core.protobuf.saver_pb2")
+         "tensorflow.core.protobuf.saved_object_graph_pb2", "tensorflow.core.protobuf.saver_pb2",
+         "tensorflow.core.util.saved_tensor_slice_pb2")
 _IMPORT = re.compile(r"^from (tensorflow[\w.]*) import (\w+_pb2) as (\w+)$", re.MULTILINE)
 
 

@@ -189,7 +189,7 @@ def read_index(prefix: str) -> list[dict]:
     from graphfreeze.sources.describe import checkpoint_variables
 
     try:
-        return checkpoint_variables(reader_path(prefix))
+        return checkpoint_variables(prefix)
     except BundleError as err:  # names the file and what is wrong
         raise InputError(f"{err}; the file is truncated or corrupt, re-save or re-copy the "
                          "checkpoint") from err

@@ -88,3 +88,25 @@ def test_index_listing_is_tensorflows(samples, name):
     theirs = _tensorflow_variables(prefix)
     assert [(v["name"], v["shape"], v["dtype"], v["bytes"]) for v in
             checkpoint_variables(prefix)] == [(n, *theirs[n]) for n in sorted(theirs)]
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_v1_checkpoint_listing_is_tensorflows(tmp_path, sharded):
+    """A V1 checkpoint (one file, or -NNNNN-of-NNNNN shards) listed from its tables' meta."""
+    from graphfreeze.sources.checkpoint_files import reader_path, v1_files
+    from graphfreeze.sources.describe import _tensorflow_variables, checkpoint_variables
+    from tensorflow.core.protobuf import saver_pb2
+
+    v1 = tf.compat.v1
+    with tf.Graph().as_default(), v1.Session() as session:
+        v1.get_variable("dense/kernel", [4, 3])
+        v1.get_variable("step", [], tf.int64, initializer=v1.zeros_initializer())
+        v1.get_variable("names", [2], tf.string, initializer=v1.constant_initializer(["a", "b"]))
+        session.run(v1.global_variables_initializer())
+        saver = v1.train.Saver(write_version=saver_pb2.SaverDef.V1, sharded=sharded)
+        prefix = str(tmp_path / "model.ckpt")
+        saver.save(session, prefix, write_meta_graph=False)
+    assert len(v1_files(prefix)) == 1 and v1_files(prefix)[0].endswith("-of-00001") == sharded
+    theirs = _tensorflow_variables(reader_path(prefix))
+    assert [(v["name"], v["shape"], v["dtype"], v["bytes"]) for v in
+            checkpoint_variables(prefix)] == [(n, *theirs[n]) for n in sorted(theirs)]

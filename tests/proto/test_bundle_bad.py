@@ -199,3 +199,13 @@ def test_scan_of_graphs_nested_past_the_recursion_limit(tmp_path):
     assert run.returncode == 3, run.stderr
     lines = (run.stdout + run.stderr).strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("deep.pb: not a binary GraphDef"), lines
+
+
+@pytest.mark.parametrize("content", [b"", write_table([(b"", b"\xff\xff\xff")]),
+                                     write_table([(b"a", b"")])[:-3]])
+def test_broken_v1_checkpoint(tmp_path, content):
+    from graphfreeze.sources.checkpoint_files import read_index
+
+    (tmp_path / "model.ckpt").write_bytes(content)
+    with pytest.raises(InputError, match=r"model.ckpt: not a readable V1 checkpoint \(.*re-copy"):
+        read_index(str(tmp_path / "model.ckpt"))
