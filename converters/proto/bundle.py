@@ -180,8 +180,7 @@ def _read_range(path: str, offset: int, size: int) -> bytes:
         with gfile().GFile(path, "rb") as f:
             f.seek(offset)
             return f.read(size)
-    with open(path, "rb") as f:
-        if offset > os.fstat(f.fileno()).st_size:
-            return b""
+    with open(path, "rb") as f:  # no more than the file holds: read(n) allocates n bytes first
+        size = min(size, max(os.fstat(f.fileno()).st_size - offset, 0))
         f.seek(offset)
         return f.read(size)

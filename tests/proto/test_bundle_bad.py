@@ -146,6 +146,9 @@ def test_huge_shapes_take_no_memory(tmp_path):
         strings = bundle(tmp_path, {"s": (7, [2**40], 10)}, b"\x01" * 10)
         with pytest.raises(BundleError, match="string tensor 's' of 1099511627776 elements"):
             strings.read("s")
+        big = bundle(tmp_path, {"v": (1, [2**38], 2**40)}, b"\x00" * 64)  # sizes agree
+        with pytest.raises(BundleError, match="holds 64 of the 1099511627776 bytes"):
+            big.read("v")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
