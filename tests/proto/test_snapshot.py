@@ -16,13 +16,11 @@ from graphfreeze.proto.tensors import to_numpy
 from tensorflow.python.framework import tensor_util
 
 FREE = """import sys
-from graphfreeze.proto.tf import graph_pb2, meta_graph_pb2
+from graphfreeze.proto.tf import graph_pb2, meta_graph_pb2, saved_model_pb2
 kind, path, out = sys.argv[1:]
-if kind == "graph":
-    message = graph_pb2.GraphDef.FromString(open(path, "rb").read())
-else:
-    message = meta_graph_pb2.MetaGraphDef.FromString(open(path, "rb").read()).graph_def
-open(out, "wb").write(message.SerializeToString(deterministic=True))
+cls = {"graph": graph_pb2.GraphDef, "meta": meta_graph_pb2.MetaGraphDef,
+       "saved_model": saved_model_pb2.SavedModel}[kind]
+open(out, "wb").write(cls.FromString(open(path, "rb").read()).SerializeToString(deterministic=True))
 assert "tensorflow" not in sys.modules
 """
 
@@ -91,20 +89,26 @@ def test_tensor_values_match_make_ndarray(value, dtype, shape):
     assert ours.tolist() == theirs.tolist()
 
 
-def test_graphs_read_and_written_without_tensorflow_are_tensorflows(other_samples, samples,
+def test_graphs_read_and_written_without_tensorflow_are_tensorflows(other_samples, samples, zoo,
                                                                      tmp_path):
-    """GraphDef and MetaGraphDef bytes parsed and written in a process without TensorFlow are
-    TensorFlow's serialization of the same files, byte for byte."""
-    from tensorflow.core.framework import graph_pb2
-    from tensorflow.core.protobuf import meta_graph_pb2
+    """GraphDef, MetaGraphDef and SavedModel bytes parsed and written in a process without
+    TensorFlow are TensorFlow's serialization of the same files, byte for byte."""
+    from pathlib import Path
 
+    from tensorflow.core.framework import graph_pb2
+    from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2
+
+    slim = Path(zoo("slim_inception")[0])
     cases = [("graph", other_samples / "frozen.pb"),
              ("meta", samples / "iris" / "model.ckpt-200.meta"),
-             ("meta", samples / "cnn_v2" / "model.ckpt-200.meta")]
+             ("meta", samples / "cnn_v2" / "model.ckpt-200.meta"),
+             ("meta", next((slim if slim.is_dir() else slim.parent).glob("*.meta"))),
+             ("saved_model", other_samples / "tf1_savedmodel" / "saved_model.pb"),
+             ("saved_model", other_samples / "tf2_savedmodel" / "saved_model.pb")]
+    classes = {"graph": graph_pb2.GraphDef, "meta": meta_graph_pb2.MetaGraphDef,
+               "saved_model": saved_model_pb2.SavedModel}
     for i, (kind, path) in enumerate(cases):
         out = tmp_path / f"{i}.pb"
         subprocess.run([sys.executable, "-c", FREE, kind, str(path), str(out)], check=True)
-        data = path.read_bytes()
-        theirs = graph_pb2.GraphDef.FromString(data) if kind == "graph" else \
-            meta_graph_pb2.MetaGraphDef.FromString(data).graph_def
+        theirs = classes[kind].FromString(path.read_bytes())
         assert out.read_bytes() == theirs.SerializeToString(deterministic=True), path
