@@ -110,3 +110,13 @@ def test_v1_checkpoint_listing_is_tensorflows(tmp_path, sharded):
     theirs = _tensorflow_variables(reader_path(prefix))
     assert [(v["name"], v["shape"], v["dtype"], v["bytes"]) for v in
             checkpoint_variables(prefix)] == [(n, *theirs[n]) for n in sorted(theirs)]
+
+
+def test_crc32c_without_google_crc32c_is_the_same():
+    """The pure-Python CRC-32C (a base install has no google-crc32c) equals the C one."""
+    import google_crc32c
+    from graphfreeze.proto.table import _crc32c_python
+
+    for data in (b"", b"a", bytes(range(256)) * 40):
+        assert _crc32c_python(data) == google_crc32c.value(data)
+        assert _crc32c_python(data[7:], _crc32c_python(data[:7])) == google_crc32c.value(data)
