@@ -31,53 +31,6 @@ def total_size(paths: list[str]) -> int:
     return total
 
 
-def checkpoint_variables(prefix: str) -> list[dict]:
-    """name, shape, dtype and bytes of each tensor of the checkpoint at `prefix`, read without
-    TensorFlow (V2: its index; V1: each file's meta entry); BundleError if a file is broken."""
-    from graphfreeze.proto import dtypes
-    from graphfreeze.sources.checkpoint_files import v1_files
-
-    v1 = v1_files(prefix)
-    if v1:
-        from graphfreeze.proto.slices import v1_variables
-
-        found = {n: (shape, dtypes.name(dtype), _count(shape) * dtypes.itemsize(dtype))
-                 for n, (shape, dtype) in v1_variables(v1).items()}
-    else:
-        from graphfreeze.proto.bundle import Bundle
-
-        entries = Bundle(prefix).entries
-        found = {n: (list(e.shape), dtypes.name(e.dtype), e.count * dtypes.itemsize(e.dtype))
-                 for n, e in entries.items()}
-    return [{"name": name, "shape": shape, "dtype": dtype, "bytes": size}
-            for name, (shape, dtype, size) in sorted(found.items())
-            if not name.endswith("/.ATTRIBUTES/OBJECT_CONFIG_JSON") and
-            name != "_CHECKPOINTABLE_OBJECT_GRAPH"]
-
-
-def _count(shape: list[int]) -> int:
-    total = 1
-    for d in shape:
-        total *= d
-    return total
-
-
-def _tensorflow_variables(prefix: str) -> dict:
-    """checkpoint_variables' rows as TensorFlow's reader gives them (what tests compare with)."""
-    import numpy as np
-    import tensorflow as tf
-
-    reader = tf.compat.v1.train.NewCheckpointReader(prefix)  # no dir check (ram://, gs://)
-    shapes = reader.get_variable_to_shape_map()
-    dtypes = reader.get_variable_to_dtype_map()
-    out = {}
-    for name, shape in shapes.items():
-        shape, dtype = [int(d) for d in shape], dtypes[name]
-        out[name] = (shape, dtype.name,
-                     int(np.prod(shape)) * (dtype.size if dtype != tf.string else 0))
-    return out
-
-
 def graph_tensors(graph_def, refs) -> list[dict]:
     """name, dtype, shape of tensors, from shape inference on the weightless graph."""
     from graphfreeze.graph.graphdefs import extract

@@ -82,7 +82,7 @@ def test_every_dtype_and_shards(tmp_path):
 @pytest.mark.parametrize("name", ["iris", "iris_partitioned"])
 def test_index_listing_is_tensorflows(samples, name):
     """What inspect lists (describe.checkpoint_variables) is what TensorFlow's reader gives."""
-    from graphfreeze.sources.describe import _tensorflow_variables, checkpoint_variables
+    from graphfreeze.sources.checkpoint_files import _tensorflow_variables, checkpoint_variables
 
     prefix = str(samples / name / "model.ckpt-200")
     theirs = _tensorflow_variables(prefix)
@@ -93,8 +93,12 @@ def test_index_listing_is_tensorflows(samples, name):
 @pytest.mark.parametrize("sharded", [False, True])
 def test_v1_checkpoint_listing_is_tensorflows(tmp_path, sharded):
     """A V1 checkpoint (one file, or -NNNNN-of-NNNNN shards) listed from its tables' meta."""
-    from graphfreeze.sources.checkpoint_files import reader_path, v1_files
-    from graphfreeze.sources.describe import _tensorflow_variables, checkpoint_variables
+    from graphfreeze.sources.checkpoint_files import (
+        _tensorflow_variables,
+        checkpoint_variables,
+        reader_path,
+        v1_files,
+    )
     from tensorflow.core.protobuf import saver_pb2
 
     v1 = tf.compat.v1
