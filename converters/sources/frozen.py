@@ -66,7 +66,7 @@ def failed_run(graph_file: str, err: BaseException) -> InputError:
 def read_graph_def(path: str):
     """Parse a GraphDef from `.pb` (binary) or `.pbtxt` (text); devices cleared."""
     from google.protobuf import message, text_format
-    from tensorflow.core.framework import graph_pb2
+    from graphfreeze.proto.tf import graph_pb2
 
     data = storage.read_bytes(path)
     graph_def = graph_pb2.GraphDef()

@@ -41,16 +41,16 @@ def check_graph_def(graph_def, where: str) -> None:
 
 
 def _check_versions(versions, where: str) -> None:
-    import tensorflow as tf
-    from tensorflow.python.framework import versions as tf_versions
+    from graphfreeze.proto.ops import versions as registry
 
-    have = tf_versions.GRAPH_DEF_VERSION
-    ours = f"TensorFlow {tf.__version__} reads graph versions up to {have}"
+    tf = registry()  # the pinned TensorFlow's, without importing it
+    have = tf["graph_def_version"]
+    ours = f"TensorFlow {tf['tensorflow']} reads graph versions up to {have}"
     if versions.min_consumer > have:
         raise InputError(f"{where}: the graph needs a TensorFlow that reads graph version "
                          f"{versions.min_consumer} ({ours}); upgrade TensorFlow or re-export the "
                          "graph with this version")
-    if versions.producer < tf_versions.GRAPH_DEF_VERSION_MIN_PRODUCER:
+    if versions.producer < tf["graph_def_version_min_producer"]:
         raise InputError(f"{where}: graph version {versions.producer} is too old ({ours}); "
                          "re-export the graph with a newer TensorFlow")
     if have in versions.bad_consumers:
@@ -131,11 +131,11 @@ class _OpDefs:
     """Op type -> _Op (a library function's signature first, then TensorFlow's registry)."""
 
     def __init__(self, funcs: dict):
-        from tensorflow.core.framework import types_pb2
-        from tensorflow.python.framework import op_def_registry
+        from graphfreeze.proto.ops import op_def
+        from graphfreeze.proto.tf import types_pb2
 
         self.funcs = funcs
-        self._registry = op_def_registry.get
+        self._registry = op_def
         self._ops: dict = {}
         self.data_types = set(types_pb2.DataType.values()) - {types_pb2.DT_INVALID}
 
