@@ -23,6 +23,7 @@ from graphfreeze.errors import ConfigError, InputError, first_line
 from graphfreeze.io import storage
 from graphfreeze.options import option
 from graphfreeze.plugins import Source
+from graphfreeze.sources import keras_objects
 from graphfreeze.sources.keras_config import check_keras_config, keras_writer, read_keras_config
 from graphfreeze.sources.tfmot_load import (
     has_cluster_training_weights,
@@ -93,14 +94,18 @@ def _load(local: str, path: str, objects: dict, unsafe: bool):
     config = read_keras_config(local)
     if not unsafe:  # no code from the file, no layer that touches the host
         check_keras_config(config, path)
-    if local.endswith(".keras") and keras_writer(local) == "keras":
+    flavour = "keras" if local.endswith(".keras") and keras_writer(local) == "keras" \
+        else "tf_keras"
+    keras_objects.import_packages(config, path, flavour)  # keras-hub registers its classes
+    objects = keras_objects.with_full_names(objects, config)
+    if flavour == "keras":
         import keras
 
         try:
             return keras.saving.load_model(local, custom_objects=objects, compile=False,
                                            safe_mode=not unsafe), "keras"
         except Exception as err:
-            _raise_load_error(path, err)
+            _raise_load_error(path, err, config, objects, flavour)
     import tf_keras
 
     safe = {"safe_mode": not unsafe} if local.endswith(".keras") else {}  # .h5: config checked
@@ -117,11 +122,14 @@ def _load(local: str, path: str, objects: dict, unsafe: bool):
             except InputError:
                 raise
             except Exception as again:
-                _raise_load_error(path, again)
-        _raise_load_error(path, err)
+                _raise_load_error(path, again, config, objects, flavour)
+        _raise_load_error(path, err, config, objects, flavour)
 
 
-def _raise_load_error(path: str, err: Exception):
+def _raise_load_error(path: str, err: Exception, config: dict, objects: dict, flavour: str):
+    unregistered = keras_objects.missing(config, objects, flavour)
+    if unregistered:
+        raise InputError(keras_objects.missing_message(path, unregistered)) from err
     missing = _missing_object(err)
     if missing:
         raise InputError(f"{path}: needs the custom object '{missing}'; pass --custom-objects "
@@ -178,7 +186,9 @@ def trace(model, path: str = "the model"):
 
 def _trace(model):
     """(concrete function of the model in inference mode, input names, output names): names as
-    the user knows them (input and output layer names), unique."""
+    the user knows them (input and output layer names), unique. The model is called with its
+    inputs in the structure it was built with (a dict keyed by name for keras-hub models), as
+    Keras' own `model.export` calls it."""
     import tensorflow as tf
     from graphfreeze.graph.graphdefs import free_name
 
@@ -192,9 +202,25 @@ def _trace(model):
                                                                      strict=True)]
 
     def forward(*xs):
-        return tf.nest.flatten(model(list(xs) if len(xs) > 1 else xs[0], training=False))
+        return tf.nest.flatten(model(_structured(model, xs), training=False))
 
     return tf.function(forward).get_concrete_function(*specs), input_names, output_names
+
+
+def _structured(model, xs):
+    """Flat inputs `xs` (in `model.inputs` order) in the structure the model takes: its
+    functional input structure (Keras 3 `_inputs_struct`, tf_keras `_nested_inputs`) when
+    that is a dict or a nested structure, else a list, or one tensor."""
+    import tensorflow as tf
+
+    struct = getattr(model, "_inputs_struct", None)
+    if struct is None:
+        struct = getattr(model, "_nested_inputs", None)
+    if isinstance(struct, dict) or (isinstance(struct, (list, tuple)) and
+                                    any(isinstance(s, (list, tuple, dict)) for s in struct)):
+        if len(tf.nest.flatten(struct, expand_composites=False)) == len(xs):
+            return tf.nest.pack_sequence_as(struct, list(xs))
+    return list(xs) if len(xs) > 1 else xs[0]
 
 
 def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
@@ -208,7 +234,7 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
 
     def call(feeds: dict) -> dict:
         xs = [tf.constant(feeds[n]) for n in input_names]
-        out = tf.nest.flatten(model(xs if len(xs) > 1 else xs[0], training=False))
+        out = tf.nest.flatten(model(_structured(model, xs), training=False))
         return {n: np.asarray(v) for n, v in zip(output_names, out, strict=True)}
 
     result = FunctionModel("keras", path, path, graph_def, input_names, output_names, call)

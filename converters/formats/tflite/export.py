@@ -89,7 +89,7 @@ def run(state, options: TFLiteOptions):
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
         not is_qat(state.graph_def) and not loop  # its calibrator crashes on loops too
     integer = options.quantize in ("int8", "int16x8") and not qat
-    samples = options.samples(inputs) if integer or report else None
+    samples = int8.samples(state, options, inputs) if integer or report else None
     data = convert(state, options, inputs, samples)
     model = None
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model

@@ -11,6 +11,20 @@ import dataclasses
 from graphfreeze.formats.tflite import selective
 
 
+def samples(state, options, inputs, seed: int = 1) -> list:
+    """What int8 calibrates on: the user's data (--calibration, --verify-data), else seeded
+    samples of the kind the model takes: integer inputs that index a table (token ids) within
+    its rows, masks 0 and 1 (`graph.index_ranges`), at the inputs' shapes."""
+    found = options.samples(inputs, seed)
+    if options.calibration_data() is not None:
+        return found
+    from graphfreeze.graph.index_ranges import input_ranges, within
+
+    names = [info.name for info in inputs]
+    ranges = input_ranges(state.graph_def, names)
+    return within(found, names, ranges, seed) if ranges else found
+
+
 @dataclasses.dataclass(frozen=True)
 class Int8Model:
     """A calibrated model (TensorFlow's min/max ranges), the samples it was calibrated on, and
