@@ -234,13 +234,26 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
 
     def call(feeds: dict) -> dict:
         xs = [tf.constant(feeds[n]) for n in input_names]
-        out = tf.nest.flatten(model(_structured(model, xs), training=False))
+        try:
+            out = tf.nest.flatten(model(_structured(model, xs), training=False))
+        except tf.errors.OpError as err:  # Keras wraps it in the layer's call and arguments
+            raise _op_error(err) from err
         return {n: np.asarray(v) for n, v in zip(output_names, out, strict=True)}
 
     result = FunctionModel("keras", path, path, graph_def, input_names, output_names, call)
     result.keras_model = model
     result.notes.update(notes)
     return result
+
+
+def _op_error(err):
+    """A TensorFlow error raised inside a Keras layer, without what Keras adds around it (the
+    layer's call, its arguments, terminal colours): TensorFlow's own reason."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", err.message).split("Arguments received by")[0]
+    text = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", text)
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and not line.startswith("Exception encountered")]
+    return type(err)(err.node_def, err.op, lines[-1] if lines else err.message)
 
 
 def _user_name(model, name: str) -> str:
