@@ -35,8 +35,9 @@ def _rows(node, nodes) -> int | None:
     return None
 
 
-def input_ranges(graph_def, inputs: list[str]) -> dict[str, tuple[int, int]]:
-    """{input node: (low, high)} (high exclusive) for the inputs whose use says their range."""
+def input_ranges(graph_def, inputs: list[str], masks: bool = True) -> dict[str, tuple[int, int]]:
+    """{input node: (low, high)} (high exclusive) for the inputs whose use says their range:
+    the rows of the table they index, or (with `masks`) 0 and 1 for those only compared."""
     nodes = nodes_by_name(graph_def)
     users = consumers(graph_def)
     found = {}
@@ -44,7 +45,7 @@ def input_ranges(graph_def, inputs: list[str]) -> dict[str, tuple[int, int]]:
         rows, mask = _walk(node_of(name), nodes, users)
         if rows:
             found[node_of(name)] = (0, rows)
-        elif mask:
+        elif mask and masks:
             found[node_of(name)] = (0, 2)
     return found
 

@@ -53,8 +53,18 @@ def test_keras_hub_keras_files_trace_with_their_input_dict(family, freeze, tmp_p
 
 def test_keras_hub_export_calibrates_edge_int8_within_the_vocabulary(family, freeze, tmp_path):
     """Synthetic calibration feeds segment ids below num_segments (2) and token ids below the
-    vocabulary: the calibrator no longer runs a gather out of its table."""
+    vocabulary: the calibrator no longer runs a gather out of its table; calibration data with
+    ids past the vocabulary is one line."""
     path, args = family("hub_bert_export")
+    bad = tmp_path / "ids.npz"
+    _tokens(bad, ["padding_mask", "segment_ids", "token_ids"])
+    with np.load(bad) as data:
+        arrays = {**data, "token_ids": data["token_ids"] + 100}  # past the vocabulary
+    np.savez(bad, **arrays)
+    result = freeze(path, *args, "--target", "edge-int8", "--no-verify", "--calibration", bad,
+                    "-o", f"{tmp_path}/refused/")
+    assert_failed(result, 3, "ids.npz", "'token_ids:0'", "has 100 rows")
+    assert not (tmp_path / "refused").exists() or not any((tmp_path / "refused").iterdir())
     result = freeze(path, *args, "--target", "edge-int8", "--no-verify",
                     "-o", f"{tmp_path}/int8/")
     assert result.exit_code == 0, result.output
