@@ -99,10 +99,27 @@ def prefixed_custom(out: str) -> dict:
                                         "prefixed_layers:Scale"]}}
 
 
+def qat_partly_dense(out: str) -> dict:
+    """tfmot QAT annotated on the Dense head only (the convolutions stay float), as a tf_keras
+    `.keras` file: the edge-int8 peer (TFLiteConverter) keeps the unannotated layers float."""
+    import zoo_tfmot
+
+    qk = zoo_tfmot._tfmot().quantization.keras  # noqa: SLF001 -- the zoo's own helpers
+
+    def annotate(layer):
+        return qk.quantize_annotate_layer(layer) if layer.name == "probs" else layer
+
+    annotated = zoo_tfmot._keras().models.clone_model(zoo_tfmot._cnn(),  # noqa: SLF001
+                                                       clone_function=annotate)
+    zoo_tfmot._save(zoo_tfmot._train(qk.quantize_apply(annotated)), out, "model.h5")  # noqa: SLF001
+    return zoo_tfmot._entry("model.h5", qat=True)  # noqa: SLF001
+
+
 def builders() -> dict:
     found = {}
     for name in HUB:
         found[f"hub_{name}_keras"] = lambda out, n=name: hub_keras(n, out)
         found[f"hub_{name}_export"] = lambda out, n=name: hub_export(n, out)
     found["prefixed_custom"] = prefixed_custom
+    found["qat_partly_dense"] = qat_partly_dense
     return found
