@@ -195,7 +195,7 @@ def _trace(model):
     inputs = list(model.inputs)
     taken: set[str] = set()  # names must be unique across inputs and outputs alike
     input_names = [free_name(_input_name(t, i), taken) for i, t in enumerate(inputs)]
-    output_names = [free_name(_user_name(model, n), taken) for n in
+    output_names = [free_name(_user_name(model, n), taken) for n in _output_keys(model) or
                     getattr(model, "output_names", None) or
                     [f"output_{i}" for i in range(len(model.outputs))]]
     specs = [tf.TensorSpec(t.shape, t.dtype, name=n) for t, n in zip(inputs, input_names,
@@ -205,6 +205,19 @@ def _trace(model):
         return tf.nest.flatten(model(_structured(model, xs), training=False))
 
     return tf.function(forward).get_concrete_function(*specs), input_names, output_names
+
+
+def _output_keys(model) -> list[str] | None:
+    """The keys of a model whose outputs are a dict (keras-hub's `sequence_output`,
+    `pooled_output`), in flattening order, as Keras' `model.export` names them."""
+    import tensorflow as tf
+
+    struct = getattr(model, "_outputs_struct", None)
+    if struct is None:
+        struct = getattr(model, "_nested_outputs", None)
+    if not isinstance(struct, dict) or len(struct) != len(model.outputs):
+        return None
+    return [str(k) for k in tf.nest.flatten({k: k for k in struct})]
 
 
 def _structured(model, xs):
