@@ -110,16 +110,20 @@ def test_a_class_keras_hub_does_not_register_is_refused(family, freeze, tmp_path
 def test_a_keras_hub_file_without_keras_hub_names_the_extra(family, tmp_path):
     """The real CLI in an environment without keras_hub: the venv's packages but keras_hub on
     sys.path (no site processing), this checkout's graphfreeze."""
+    import graphfreeze
+    import graphfreeze_cli
+
     path, args = family("hub_bert_keras")
     site = next(p for p in sys.path if p.endswith("site-packages") and
                 os.path.isdir(os.path.join(p, "keras_hub")))
     shadow = tmp_path / "site"
     shadow.mkdir()
     for entry in os.listdir(site):
-        if not entry.startswith("keras_hub"):
+        if not entry.startswith(("keras_hub", "graphfreeze", "__editable__")):
             (shadow / entry).symlink_to(os.path.join(site, entry))
-    paths = [p for p in sys.path if p and p != site and "site-packages" not in p]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, str(shadow)])}
+    for package in (graphfreeze, graphfreeze_cli):  # wherever this checkout's packages are
+        (shadow / package.__name__).symlink_to(os.path.dirname(package.__file__))
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
     code = "import sys; from graphfreeze_cli.main import main; sys.argv[0] = 'freeze'; main()"
     done = subprocess.run([sys.executable, "-S", "-c", code, path.name, *args, "--target",
                            "android", "-o", "out/"], cwd=path.parent, env=env,
