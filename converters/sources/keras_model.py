@@ -6,7 +6,8 @@ Keras safe mode, and an `.h5` file whose config holds a `Lambda` layer (marshall
 refused. Models wrapped by tensorflow-model-optimization for pruning or clustering are stripped
 of those wrappers with tfmot's own functions first; quantization-aware models keep their
 fake-quant ops (they freeze into FakeQuantWithMinMaxVars, which converters understand);
-cluster-preserving QAT files load as tfmot_load describes.
+cluster-preserving QAT files load as tfmot_load describes. A config naming keras-hub classes
+loads with keras-hub imported (keras_objects); the model is traced as keras_trace describes.
 """
 
 from __future__ import annotations
