@@ -69,7 +69,7 @@ def write(job, outputs, cuts, out_dir, tries, start, force=False):
         txn.put(paths["json"], (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
         txn.commit()
     stock = run_stock(paths["script"], job.sig)
-    record["stock"] = stock
+    record["stock"], record["seconds"] = stock, round(time.monotonic() - start, 1)
     _rewrite(paths["json"], record)
     return Reduced(paths, command, job.sig.said(), (len(job.graph_def.node), len(sub.node)),
                    op_counts(sub), job.trials.count, time.monotonic() - start, stock)
@@ -111,5 +111,9 @@ def run_stock(path: str, sig) -> dict:
     text = done.stdout + done.stderr
     named = [*sig.ops, *sig.nodes] + ([sig.text] if sig.kind == "diverges" and sig.text else [])
     same = done.returncode != 0 and (not named or any(name in text for name in named))
+    last = last.removeprefix("REPRO: ")
+    at = min([last.find(name) for name in named if name in last] or [0])
+    if len(last) > 300 and at > 100:  # the words around the op or node it names
+        last = last[:last.find(": ") + 2] + "..." + last[at - 100:at + 200] + "..."
     return {"ran": True, "exit_code": done.returncode, "fails": done.returncode != 0,
-            "same": same, "last_line": last.removeprefix("REPRO: ")[:400]}
+            "same": same, "last_line": last[:400]}

@@ -45,8 +45,7 @@ def reduce(request, out_dir: str | None = None, tries: int = 2, timeout: float |
     start = time.monotonic()
     work = private_dir("graphfreeze-reduce-work")
     try:
-        prepared = prepare(dataclasses.replace(request, output=work + "/", force=True,
-                                               verify=False))
+        prepared = prepare(dataclasses.replace(request, output=work + "/", force=True))
         with Trials(timeout) as trials:
             job = _Job(request, prepared, work, trials, log)
             job.freeze()
@@ -131,19 +130,20 @@ class _Job:
         if verify:
             self.feeds = self._inputs()
         seen = []
-        for attempt in range(max(1, tries)):
-            sig = self.trial(self.graph_def, self.outputs, verify, self._feeds(self.graph_def))
-            seen.append(sig)
-            if attempt == 0 and sig is None:
-                raise InputError(f"{self.request.source}: converts to {self.target}"
-                                 f"{' and verifies' if verify else ''}: nothing to reduce, "
-                                 "nothing written")
-            if not seen[0].matches(sig):
+        for _ in range(max(1, tries)):
+            seen.append(self.trial(self.graph_def, self.outputs, verify,
+                                   self._feeds(self.graph_def)))
+            if any(s is None for s in seen) and any(s is not None for s in seen) or \
+                    seen[0] is not None and not seen[0].matches(seen[-1]):
                 said = "; ".join(f"try {i + 1}: {s.said() if s else 'converts'}"
                                  for i, s in enumerate(seen))
                 raise InputError(f"{self.request.source}: the {self.target} failure is not "
                                  f"deterministic ({said}); reduce needs one that recurs: make "
                                  "it deterministic (seeds, no random ops), then reduce again")
+        if seen[0] is None:
+            raise InputError(f"{self.request.source}: converts to {self.target}"
+                             f"{' and verifies' if verify else ''} ({len(seen)} of "
+                             f"{len(seen)} tries): nothing to reduce, nothing written")
         self.sig = seen[0]
         # a converter's failure is reduced without verifying; a verification's with it
         self.verify = verify and (self.sig.kind == signatures.DIVERGES or

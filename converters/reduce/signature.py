@@ -28,7 +28,8 @@ class Signature:
 
     def said(self) -> str:
         if self.kind == DIVERGES:
-            return f"diverges beyond tolerance, first at node '{self.text}'"
+            return "diverges beyond tolerance" + (f", first at node '{self.text}'"
+                                                  if self.text else "")
         return self.message
 
 

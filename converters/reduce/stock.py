@@ -24,7 +24,7 @@ graph_def = tf.compat.v1.GraphDef.FromString(open(PB, "rb").read())
 
 
 def failed(err):
-    print(f"REPRO: {{type(err).__name__}}: {{str(err).strip()[-1500:]}}")
+    print(f"REPRO: {{type(err).__name__}}: {{' '.join(str(err).split())[:3000]}}")
     sys.exit(2)
 '''
 
@@ -82,16 +82,17 @@ OPENVINO = '''
 import openvino as ov
 
 try:
-    model = ov.convert_model(PB, input=[(k, ov.PartialShape([-1 if d is None else d for d in v]))
-                                        for k, v in INPUTS.items()], output=OUTPUTS)
+    model = ov.convert_model(PB, input=[(k + ":0", ov.PartialShape(
+        [-1 if d is None else d for d in v])) for k, v in INPUTS.items()],
+        output=[k + ":0" for k in OUTPUTS])
     compiled = ov.Core().compile_model(model, "CPU", {{"INFERENCE_PRECISION_HINT": "f32"}})
 except Exception as err:  # OpConversionFailure
     failed(err)
 
 
 def converted(feeds):
-    result = compiled(feeds)
-    return [result[compiled.output(k)] for k in OUTPUTS]
+    result = compiled({{k + ":0": v for k, v in feeds.items()}})
+    return [result[compiled.output(k + ":0")] for k in OUTPUTS]
 '''
 
 COMPARE = '''
