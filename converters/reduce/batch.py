@@ -17,6 +17,7 @@ def reduce_failed(report, jobs: dict, timeout: float | None = None,
     """`report` with details.reduced on each failed job whose failure reduces."""
     from graphfreeze.batch.results import FAILED
     from graphfreeze.io import storage
+    from graphfreeze.process.quiet import native_stderr_off
     from graphfreeze.reduce.run import reduce
 
     results = []
@@ -30,7 +31,9 @@ def reduce_failed(report, jobs: dict, timeout: float | None = None,
             request = dataclasses.replace(job.request, targets=(target,), force=True)
             log(f"{result.name}: reducing its {target} failure")
             try:
-                done = reduce(request, job.folder + "/", tries=1, timeout=timeout, force=True)
+                with native_stderr_off():  # the trials' and the stock converter's chatter
+                    done = reduce(request, job.folder + "/", tries=1, timeout=timeout,
+                                  force=True)
             except GraphFreezeError as err:
                 tried.append(f"{target}: {err}")
                 continue
@@ -49,6 +52,8 @@ def reduce_failed(report, jobs: dict, timeout: float | None = None,
 
 def line(result) -> str | None:
     """The terminal line under a failed job: where its repro is."""
+    from graphfreeze.io import storage
+
     reduced = (result.details or {}).get("reduced") or {}
     if "files" not in reduced:
         return None
@@ -56,4 +61,5 @@ def line(result) -> str | None:
     alike = "fails the same way" if reduced["stock_fails_the_same_way"] else \
         "does not fail alike"
     return (f"  reduced ({reduced['target']}): {before} -> {after} nodes, "
-            f"{reduced['folder']}{reduced['files']['script']} (stock converter {alike})")
+            f"{storage.join(reduced['folder'], reduced['files']['script'])} (stock converter "
+            f"{alike})")

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 
 from graphfreeze.io import storage
 from graphfreeze.reduce.stock import script
@@ -19,9 +20,20 @@ from graphfreeze.reduce.stock import script
 STOCK_TIMEOUT = 600.0
 
 
+@dataclass(frozen=True)
+class Reduced:
+    files: dict  # kind (pb, npz, script, json) -> path written
+    command: str  # the one command that reproduces it with the stock converter
+    failure: str  # how it fails (the original's signature, as said)
+    nodes: tuple[int, int]  # nodes before, after
+    ops: dict  # the repro's op counts
+    trials: int
+    seconds: float
+    stock: dict  # the stock command's exit code and last line, and whether it fails too
+
+
 def write(job, outputs, cuts, out_dir, tries, start, force=False):
     from graphfreeze.graph.graphdefs import op_counts
-    from graphfreeze.reduce.run import Reduced
 
     sub = job.graph.subgraph(outputs, cuts)
     feeds = job._feeds(sub)  # noqa: SLF001

@@ -10,25 +10,16 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from graphfreeze.errors import InputError
 from graphfreeze.reduce import signature as signatures
 from graphfreeze.reduce.trials import Trials
 
+if TYPE_CHECKING:
+    from graphfreeze.reduce.repro import Reduced
+
 ROWS = 8  # rows of the inputs a divergence is reduced on
-
-
-@dataclass(frozen=True)
-class Reduced:
-    files: dict  # kind (pb, npz, script, json) -> path written
-    command: str  # the one command that reproduces it with the stock converter
-    failure: str  # how it fails (the original's signature, as said)
-    nodes: tuple[int, int]  # nodes before, after
-    ops: dict  # the repro's op counts
-    trials: int
-    seconds: float
-    stock: dict  # the stock command's exit code and last line, and whether it fails too
 
 
 def reduce(request, out_dir: str | None = None, tries: int = 2, timeout: float | None = None,
