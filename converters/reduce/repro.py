@@ -30,6 +30,7 @@ class Reduced:
     trials: int
     seconds: float
     stock: dict  # the stock command's exit code and last line, and whether it fails too
+    same_in_tries: str = "1/1"  # the repro's tries that failed the same way
 
 
 def write(job, outputs, cuts, out_dir, tries, start, force=False):
@@ -37,8 +38,6 @@ def write(job, outputs, cuts, out_dir, tries, start, force=False):
 
     sub = job.graph.subgraph(outputs, cuts)
     feeds = job._feeds(sub)  # noqa: SLF001
-    again = [job.trial(sub, outputs, job.verify, feeds) for _ in range(max(0, tries - 1))]
-    same = 1 + sum(job.sig.matches(s) for s in again)
     request = job.request
     stem = job.prepared.source.stem(request.source, job.prepared.source_options)
     base = (storage.join(out_dir.rstrip("/"), storage.basename(stem)) if out_dir else stem) + \
@@ -65,7 +64,7 @@ def write(job, outputs, cuts, out_dir, tries, start, force=False):
               "inputs": [n for n, _ in inputs], "trials": job.trials.count,
               "trial_seconds": round(job.trials.seconds, 1),
               "seconds": round(time.monotonic() - start, 1),
-              "same_in_tries": f"{same}/{max(1, tries)}", "stock_command": command,
+              "stock_command": command,
               "freeze_command": ours}
     import io
 
@@ -80,11 +79,16 @@ def write(job, outputs, cuts, out_dir, tries, start, force=False):
             txn.put(paths["npz"], buffer.getvalue())
         txn.put(paths["json"], (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
         txn.commit()
-    stock = run_stock(paths["script"], job.sig)
+    running = start_stock(paths["script"])  # while the repro is tried again, here
+    again = [job.trial(sub, outputs, job.verify, feeds) for _ in range(max(0, tries - 1))]
+    record["same_in_tries"] = f"{1 + sum(job.sig.matches(s) for s in again)}/{max(1, tries)}"
+    record["trials"], record["trial_seconds"] = job.trials.count, round(job.trials.seconds, 1)
+    stock = stock_result(running, job.sig)
     record["stock"], record["seconds"] = stock, round(time.monotonic() - start, 1)
     _rewrite(paths["json"], record)
     return Reduced(paths, command, job.sig.said(), (len(job.graph_def.node), len(sub.node)),
-                   op_counts(sub), job.trials.count, time.monotonic() - start, stock)
+                   op_counts(sub), job.trials.count, time.monotonic() - start, stock,
+                   record["same_in_tries"])
 
 
 def _rewrite(path: str, record: dict) -> None:
@@ -104,19 +108,29 @@ def _tolerances(options) -> tuple[float | None, float | None]:
     return (atol if math.isfinite(atol) else None), options.mean_tolerance
 
 
-def run_stock(path: str, sig) -> dict:
-    """Run the repro script (a local file) in a fresh Python: does the stock converter fail,
-    and does it name the same op or node?"""
+def start_stock(path: str):
+    """Start the repro script (a local file) in a fresh Python (or say why not: a dict)."""
     if storage.is_remote(path):
         return {"ran": False, "why": "the repro is not on a local disk"}
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    return subprocess.Popen([sys.executable, os.path.basename(path)],
+                            cwd=os.path.dirname(os.path.abspath(path)), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def stock_result(process, sig) -> dict:
+    """What the repro script did: does the stock converter fail, and does it name the same op
+    or node?"""
+    if isinstance(process, dict):
+        return process
     try:
-        done = subprocess.run([sys.executable, os.path.basename(path)],
-                              cwd=os.path.dirname(os.path.abspath(path)), env=env,
-                              capture_output=True, text=True, timeout=STOCK_TIMEOUT)
+        out, _ = process.communicate(timeout=STOCK_TIMEOUT)
     except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
         return {"ran": True, "exit_code": None, "fails": True, "same": sig.kind == "timeout",
                 "last_line": f"timed out after {STOCK_TIMEOUT:g} s"}
+    done = subprocess.CompletedProcess(process.args, process.returncode, out or "", "")
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     said = next((line for line in reversed(lines) if line.startswith("REPRO:")), None)
     last = said or (lines[-1] if lines else "")

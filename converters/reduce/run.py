@@ -75,7 +75,13 @@ class _Job:
         frozen = dataclasses.replace(self.prepared, plans=[TargetPlan(plan.target, steps)],
                                      paths={self.target: pb}, sidecars={self.target: pb + ".json"})
         self.log(f"freezing {self.request.source} as target {self.target} does")
+        import threading
+
+        # TensorFlow's import here, while the child freezes (the driver reads the graph with it)
+        loading = threading.Thread(target=__import__, args=("tensorflow",), daemon=True)
+        loading.start()
         outcome = self.trials.run(frozen)
+        loading.join()
         if not outcome.ok:
             raise InputError(f"{self.request.source}: fails before the converter, while freezing "
                              f"({outcome.error}); reduce shrinks converter failures and "
@@ -86,15 +92,20 @@ class _Job:
         self.graph_def = GraphDef.FromString(files["frozen.pb"])
         self.sidecar = json.loads(files["frozen.pb.json"])
         self.pb = pb
-        from graphfreeze.reduce.cut import Graph
-
-        self.graph = Graph.of(self.graph_def)
         self.outputs = tuple(t["node"] for t in self.sidecar["outputs"])
-        self.op_types = set(self.graph.ops.values())
-        self.names = set(self.graph.ops)
+        self.op_types = {n.op for n in self.graph_def.node}
+        self.names = {n.name for n in self.graph_def.node}
+        self.graph = None
 
     def trial(self, graph_def, outputs, verify: bool, feeds: dict | None = None):
         """One run of the target on `graph_def`: its Signature (None: it converts)."""
+        self.submit(graph_def, outputs, verify, feeds)
+        return self.result()
+
+    def result(self):
+        return signatures.of(self.trials.result(), self.op_types, self.names)
+
+    def submit(self, graph_def, outputs, verify: bool, feeds: dict | None = None) -> None:
         from graphfreeze.convert import Request, prepare
 
         path = os.path.join(self.work, "trial.pb")
@@ -112,8 +123,7 @@ class _Job:
                           inputs=tuple(placeholders), targets=(self.target,),
                           output=os.path.join(self.work, "out") + "/", force=True, verify=verify,
                           stage_options=options, target_options=self.request.target_options)
-        outcome = self.trials.run(prepare(request, self.prepared.registry))
-        return signatures.of(outcome, self.op_types, self.names)
+        self.trials.submit(prepare(request, self.prepared.registry))
 
     def baseline(self, tries: int) -> None:
         """The target on the frozen graph, `tries` times: it must fail, the same way."""
@@ -122,8 +132,12 @@ class _Job:
             self.feeds = self._inputs()
         seen = []
         for _ in range(max(1, tries)):
-            seen.append(self.trial(self.graph_def, self.outputs, verify,
-                                   self._feeds(self.graph_def)))
+            self.submit(self.graph_def, self.outputs, verify, self._feeds(self.graph_def))
+            if self.graph is None:  # read the graph while the child converts it
+                from graphfreeze.reduce.cut import Graph
+
+                self.graph = Graph.of(self.graph_def)
+            seen.append(self.result())
             if any(s is None for s in seen) and any(s is not None for s in seen) or \
                     seen[0] is not None and not seen[0].matches(seen[-1]):
                 said = "; ".join(f"try {i + 1}: {s.said() if s else 'converts'}"

@@ -23,15 +23,26 @@ class Trials:
         self.count, self.seconds = 0, 0.0
         self._root = private_dir("graphfreeze-reduce")
         self._child = None  # (process, conn, folder, done)
+        self._start = 0.0
 
     def run(self, prepared):
-        from graphfreeze.batch.results import JobOutcome
+        self.submit(prepared)
+        return self.result()
+
+    def submit(self, prepared) -> None:
+        """Start a trial; `result()` waits for it (the caller works meanwhile)."""
         from graphfreeze.batch.worker import shippable
 
-        start = time.monotonic()
+        self._start = time.monotonic()
         process, conn, folder, done = self._ready()
         conn.send((shippable(prepared), self.cwd))
         self.count += 1
+
+    def result(self):
+        from graphfreeze.batch.results import JobOutcome
+
+        start = self._start
+        process, conn, folder, done = self._child
         got = wait([conn, process.sentinel], timeout=self.timeout)
         outcome = None
         if conn in got or conn.poll():
