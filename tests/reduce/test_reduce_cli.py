@@ -14,7 +14,8 @@ def test_a_tflite_refusal_is_reduced_to_its_op(family, freeze, tmp_path, monkeyp
     path, args = family("reduce_cnn_erfinv")
     monkeypatch.chdir(path.parent)
     out = tmp_path / "repro"
-    result = freeze("reduce", path.name, *args, "--target", "tflite", "-o", f"{out}/")
+    result = freeze("reduce", path.name, *args, "--target", "tflite", "--tries", "1",
+                    "-o", f"{out}/")
     assert result.exit_code == 0, result.output
     assert "stock converter (python model.ckpt.tflite.reduced.py): fails the same way" in \
         result.output, result.output
@@ -23,6 +24,25 @@ def test_a_tflite_refusal_is_reduced_to_its_op(family, freeze, tmp_path, monkeyp
     assert record["nodes_before"] > record["nodes_after"] and record["stock"]["same"], record
     assert sorted(os.listdir(out)) == [f"model.ckpt.tflite.reduced.{s}" for s in
                                        ("json", "pb", "py")]
+
+
+def test_a_divergence_is_reduced_with_the_inputs_it_needs(family, freeze, tmp_path,
+                                                           monkeypatch):
+    # TFLite's SOFTPLUS overflows to inf on 100 x where TensorFlow's does not
+    path, args = family("reduce_cnn_softplus")
+    monkeypatch.chdir(path.parent)
+    out = tmp_path / "repro"
+    result = freeze("reduce", path.name, *args, "--target", "tflite", "--tries", "1",
+                    "-o", f"{out}/")
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "model.ckpt.tflite.reduced.json").read_text())
+    assert record["kind"] == "diverges" and record["ops"].get("Softplus") == 1, record
+    assert record["nodes_after"] <= 10 and record["stock"]["same"], record
+    assert "max |diff| inf" in record["stock"]["last_line"], record["stock"]
+    import numpy as np
+
+    with np.load(out / "model.ckpt.tflite.reduced.npz") as feeds:
+        assert sorted(feeds.files) == record["inputs"]
 
 
 def test_a_model_that_converts_is_said_and_nothing_written(family, freeze, tmp_path,
