@@ -83,7 +83,9 @@ def _reduce(request, tries, timeout, budget, debug) -> None:
               f"{result.seconds:.0f} s")
     for path in result.files.values():
         out.print(f"  wrote {path}")
-    stock = result.stock
+    stock = dict(result.stock)
+    if len(stock.get("last_line", "")) > 240:
+        stock["last_line"] = stock["last_line"][:240] + "..."
     if not stock.get("ran"):
         verdict = f"not run ({stock.get('why')})"
     elif stock["same"]:

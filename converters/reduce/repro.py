@@ -135,8 +135,11 @@ def stock_result(process, sig) -> dict:
     said = next((line for line in reversed(lines) if line.startswith("REPRO:")), None)
     last = said or (lines[-1] if lines else "")
     text = done.stdout + done.stderr
-    named = [*sig.ops, *sig.nodes] + ([sig.text] if sig.kind == "diverges" and sig.text else [])
-    same = done.returncode != 0 and (not named or any(name in text for name in named))
+    named = [*sig.ops, *sig.nodes]
+    if sig.kind == "diverges":  # the script compares the converted model with TensorFlow
+        same = done.returncode == 1 and "REPRO: diverges" in text
+    else:
+        same = done.returncode != 0 and (not named or any(name in text for name in named))
     last = last.removeprefix("REPRO: ")
     at = min([last.find(name) for name in named if name in last] or [0])
     if len(last) > 300 and at > 100:  # the words around the op or node it names
