@@ -1,8 +1,9 @@
 """The delta debugging, over cut points of the frozen graph (Polygraphy's `debug reduce` bisects
 the outputs, then the inputs; ddmin's last step removes what is left one node at a time):
 
-1. the output: the nodes the failure names first (its error's nodes or ops, the first
-   diverging node), else bisection over the graph's nodes in order for the earliest node whose
+0. the nodes the failure names (its error's nodes or ops, the first diverging node), each
+   alone with its inputs as placeholders: the one-op case in one trial;
+1. the output: those nodes, else bisection over the graph's nodes in order for the earliest node whose
    subgraph still fails;
 2. the inputs: every tensor the output needs cut to a placeholder at once, else bisection over
    the output's upstream nodes for the longest prefix that can be cut away;
@@ -31,6 +32,11 @@ class Search:
         return self.tried[key]
 
     def run(self, outputs, hints=()) -> tuple[tuple[str, ...], frozenset[str]]:
+        for hint in [h for h in self.graph.compute(outputs) if h in set(hints)][:3]:
+            alone = self._upstream((hint,))  # the named node alone, its inputs placeholders
+            if self.fails((hint,), alone):
+                self.log(f"output: {hint}, alone")
+                return self.minimal((hint,), self.graph.normal((hint,), alone))
         outputs = self.output(tuple(outputs), hints)
         self.log(f"output: {', '.join(outputs)}")
         cuts = self.inputs(outputs)
@@ -50,9 +56,12 @@ class Search:
                 lo = mid
         return outputs if hi == len(order) else (order[hi],)
 
+    def _upstream(self, outputs) -> list[str]:
+        return [n for n in self.graph.compute(outputs)
+                if n in self.graph.cuttable and n not in outputs]
+
     def inputs(self, outputs) -> frozenset[str]:
-        upstream = [n for n in self.graph.compute(outputs)
-                    if n in self.graph.cuttable and n not in outputs]
+        upstream = self._upstream(outputs)
         if not upstream or self.fails(outputs, upstream):
             return self.graph.normal(outputs, upstream)
         lo, hi = 0, len(upstream)  # cutting upstream[:lo] fails, upstream[:hi] does not
