@@ -75,6 +75,7 @@ class Graph:
 
     def data_inputs(self, node: str) -> list[str]:
         """The nodes `node` takes data from (not Const)."""
-        by_name = {n.name: n for n in self.graph_def.node}
-        names = [node_of(i) for i in by_name[node].input if not is_control(i)]
+        if not hasattr(self, "_by_name"):
+            self._by_name = {n.name: n for n in self.graph_def.node}
+        names = [node_of(i) for i in self._by_name[node].input if not is_control(i)]
         return [n for n in dict.fromkeys(names) if self.ops.get(n) not in FREE]

@@ -2,7 +2,8 @@
 the outputs, then the inputs; ddmin's last step removes what is left one node at a time):
 
 0. the nodes the failure names (its error's nodes or ops, the first diverging node), each
-   alone with its inputs as placeholders: the one-op case in one trial;
+   alone with its inputs as placeholders (the one-op case in one trial), then with the nodes
+   one and two edges above it (a divergence often shows one node below its cause);
 1. the output: those nodes, else bisection over the graph's nodes in order for the earliest node whose
    subgraph still fails;
 2. the inputs: every tensor the output needs cut to a placeholder at once, else bisection over
@@ -15,6 +16,8 @@ the outputs, then the inputs; ddmin's last step removes what is left one node at
 from __future__ import annotations
 
 from collections.abc import Callable
+
+NEAR = 3  # a named node is tried with the nodes up to 2 edges above it before bisecting
 
 
 class Search:
@@ -33,10 +36,13 @@ class Search:
 
     def run(self, outputs, hints=()) -> tuple[tuple[str, ...], frozenset[str]]:
         for hint in [h for h in self.graph.compute(outputs) if h in set(hints)][:3]:
-            alone = self._upstream((hint,))  # the named node alone, its inputs placeholders
-            if self.fails((hint,), alone):
-                self.log(f"output: {hint}, alone")
-                return self.minimal((hint,), self.graph.normal((hint,), alone))
+            near = {hint}
+            for depth in range(NEAR):  # the named node with what is nearest it, the rest cut
+                cuts = [n for n in self._upstream((hint,)) if n not in near]
+                if self.fails((hint,), cuts):
+                    self.log(f"output: {hint}, with {depth} node(s) above it")
+                    return self.minimal((hint,), self.graph.normal((hint,), cuts))
+                near |= {i for n in near for i in self.graph.data_inputs(n)}
         outputs = self.output(tuple(outputs), hints)
         self.log(f"output: {', '.join(outputs)}")
         cuts = self.inputs(outputs)
