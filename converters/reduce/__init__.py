@@ -5,5 +5,6 @@ frozen graph that still fails the same way, written as a small frozen `.pb` (+ i
 trials.py (each trial a real `freeze` run of the target in a child process), signature.py (what
 "fails the same way" means), cut.py (subgraphs: a node as the output, cut points as
 placeholders), search.py (the delta debugging), repro.py (the files and the stock command),
-run.py (all of it in order).
+stock.py (the stock converter's script), run.py (all of it in order), batch.py
+(`freeze batch --reduce`).
 """

@@ -70,9 +70,6 @@ class Graph:
             nodes.append(node)
         return with_nodes(self.graph_def, nodes)
 
-    def inputs(self, graph_def) -> list[str]:
-        return [n.name for n in graph_def.node if n.op in PLACEHOLDER_OPS]
-
     def data_inputs(self, node: str) -> list[str]:
         """The nodes `node` takes data from (not Const)."""
         if not hasattr(self, "_by_name"):
