@@ -223,5 +223,9 @@ main.add_command(explain_command)
 main.add_command(scan_command)
 main.add_command(verify_command)
 
+from graphfreeze_cli.reduce import reduce_command  # noqa: E402
+
+main.add_command(reduce_command(source_flags, _source_options))
+
 if __name__ == "__main__":
     main()

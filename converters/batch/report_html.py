@@ -152,6 +152,19 @@ def _verification(sidecar: dict) -> tuple[str, str]:
     return (f"{max(diffs):.2g}" if diffs else "", shown)
 
 
+def _reduced(reduced, folder: str) -> str:
+    """`freeze batch --reduce`: a link to the failure's reduced repro (its stock-converter
+    script, the .pb beside it)."""
+    if not isinstance(reduced, dict) or "files" not in reduced:
+        return ""
+    files, (before, after) = reduced["files"], reduced["nodes"]
+    link = href(storage.join(reduced["folder"], files["script"]), folder)
+    pb = href(storage.join(reduced["folder"], files["pb"]), folder)
+    return (f'<p>reduced repro ({e(reduced["target"])}, {before} &rarr; {after} nodes): '
+            f'<a href="{e(link)}">{e(files["script"])}</a> on <a href="{e(pb)}">'
+            f'{e(files["pb"])}</a></p>')
+
+
 def _divergence(div: dict) -> str:
     if not div.get("available"):
         return f"<p>divergence: not located ({e(str(div.get('why', 'no probe')))})</p>"
@@ -227,6 +240,7 @@ def _jobs(report: Report, folder: str) -> str:
             text = e(one_line(job.error))
             div = (job.details or {}).get("divergence")
             extra = _divergence(div) if isinstance(div, dict) else ""
+            extra += _reduced((job.details or {}).get("reduced"), folder)
             body.append(f'<tr class="{e(job.status)} err"><td></td>'
                         f'<td colspan="{len(_HEAD) - 1}">{text}{extra}</td></tr>')
     head = "".join(f"<th>{e(h)}</th>" for h in _HEAD)

@@ -44,8 +44,8 @@ def report_md(report: Report) -> bytes:
         out.append("")
     if failed:
         out += ["**Failed:**", ""]
-        out += [f"- :x: `{cell(job.name)}` ({job.status}) {cell(one_line(job.error))}"
-                for job in failed]
+        out += [f"- :x: `{cell(job.name)}` ({job.status}) {cell(one_line(job.error))}" +
+                _reduced(job) for job in failed]
         out.append("")
     if base is not None:
         out += _baseline(base)
@@ -100,3 +100,12 @@ def _all_jobs(report: Report) -> list[str]:
         out.append(f"| {job.status} | {cell(job.name)} | {cell(','.join(job.targets) or '-')} "
                    f"| {duration(job.seconds)} |")
     return out + ["", "</details>", ""]
+
+
+def _reduced(job) -> str:
+    """`freeze batch --reduce`: the reduced repro's script."""
+    reduced = (job.details or {}).get("reduced") or {}
+    if "files" not in reduced:
+        return ""
+    before, after = reduced["nodes"]
+    return f" (reduced repro: `{reduced['files']['script']}`, {before} → {after} nodes)"
