@@ -14,6 +14,7 @@ import dataclasses
 import difflib
 import importlib
 import importlib.util
+import re
 from dataclasses import dataclass
 
 from graphfreeze.errors import ConfigError, RunError
@@ -147,10 +148,10 @@ def compile_model(path: str, vendor: str, soc: str, folder: str, where: str):
     log = "\n".join(logs)
     if result.failed_backends or not result.models_with_backend:
         reason = result.failed_backends[0][1] if result.failed_backends else "no model made"
-        libs = [line for line in log.splitlines() if "cannot open shared object" in line]
+        libs = re.findall(r"([\w.+-]+\.so[.\d]*): cannot open shared object", log)
         if libs:
             raise ConfigError(f"{where}: {VENDORS[vendor].label}'s NPU compiler cannot load "
-                              f"its SDK library ({libs[0].rsplit(': ', 2)[-2]}); install "
+                              f"its SDK library ({libs[0]}); install "
                               f"'graphfreeze[npu-{vendor}]' where its SDK download works")
         errors = [line for line in log.splitlines() if "ERROR" in line]
         raise RunError(f"{where}: {VENDORS[vendor].label}'s NPU compiler failed for {soc}: "
