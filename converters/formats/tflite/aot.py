@@ -108,11 +108,12 @@ def run(state, options: NpuOptions):
     out_path = compiled_path(artifact.path, options.vendor, options.soc)
     (local,) = state.files.workdir([out_path])
     with tempfile.TemporaryDirectory() as folder:
-        data, log = compile_model(artifact.staged, options.vendor, options.soc, folder,
-                                  state.model.graph_file)
+        data, log, stats = compile_model(artifact.staged, options.vendor, options.soc, folder,
+                                         state.model.graph_file)
         with open(local, "wb") as f:
             f.write(data)
-    placement = placed(open(artifact.staged, "rb").read(), data, log)
+    with open(artifact.staged, "rb") as f:
+        placement = {**placed(f.read(), data, log), "compiler_stats": stats}
     npu = {"vendor": options.vendor, "soc": options.soc, "file": os.path.basename(out_path),
            "bytes": len(data), "run": NOT_RUN, **placement}
     summary = (*artifact.summary, f"npu {options.vendor}:{options.soc}: "
@@ -122,7 +123,8 @@ def run(state, options: NpuOptions):
 
 
 def compile_model(path: str, vendor: str, soc: str, folder: str, where: str):
-    """(compiled bytes, the compiler's log) for the .tflite at `path`."""
+    """(compiled bytes, the compiler's log, its partition stats: per subgraph, ops offloaded of
+    ops in all) for the .tflite at `path`."""
     import io
     from contextlib import redirect_stderr, redirect_stdout
 
@@ -157,10 +159,13 @@ def compile_model(path: str, vendor: str, soc: str, folder: str, where: str):
         raise RunError(f"{where}: {VENDORS[vendor].label}'s NPU compiler failed for {soc}: "
                        f"{errors[-1].strip() if errors else reason}")
     _, model = result.models_with_backend[0]
+    stats = [{"subgraph": s.subgraph_index, "offloaded": s.num_ops_offloaded,
+              "ops": s.num_total_ops, "partitions": s.num_partitions_offloaded}
+             for s in getattr(model.partition_stats, "subgraph_stats", None) or []]
     if model.in_memory:
-        return bytes(model.model_bytes), log
+        return bytes(model.model_bytes), log, stats
     with open(model.path, "rb") as f:
-        return f.read(), log
+        return f.read(), log, stats
 
 
 def placed(portable: bytes, compiled: bytes, log: str) -> dict:
