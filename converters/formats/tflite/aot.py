@@ -150,7 +150,8 @@ def compile_model(path: str, vendor: str, soc: str, folder: str, where: str):
     log = "\n".join(logs)
     if result.failed_backends or not result.models_with_backend:
         reason = result.failed_backends[0][1] if result.failed_backends else "no model made"
-        libs = re.findall(r"([\w.+-]+\.so[.\d]*): cannot open shared object", log)
+        libs = re.findall(r"([\w.+-]+\.so[.\d]*)(?:: cannot open shared object| not found)",
+                          log) + re.findall(r"Failed to load (\w+) shared library", log)
         if libs:
             raise ConfigError(f"{where}: {VENDORS[vendor].label}'s NPU compiler cannot load "
                               f"its SDK library ({libs[0]}); install "
