@@ -209,10 +209,9 @@ def inspect_command(path, as_json, device, kind, source_option, unsafe, debug, *
         from graphfreeze_cli import show
 
         options = _source_options(values, source_option)
-        judge = (lambda *a, **k: device_report(path, device, *a, **k)) if device else \
-            (lambda *a, **k: inspect(path, *a, **k))
-        report = judge(kind=kind, options=options, unsafe=unsafe,
-                       on_load=lambda: quiet_tensorflow(debug))  # a wrong path: said first
+        given = {"kind": kind, "options": options, "unsafe": unsafe,
+                 "on_load": lambda: quiet_tensorflow(debug)}  # a wrong path: said first
+        report = device_report(path, device, **given) if device else inspect(path, **given)
         if as_json:
             click.echo(json.dumps(report, indent=2, sort_keys=True))
         elif device:

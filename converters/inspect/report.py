@@ -113,7 +113,6 @@ def _format_gaps(graph, ops, formats, where) -> list:
     return sorted(gaps, key=lambda g: g.label)
 
 
-DEVICES = ("gpu",)
 NOT_TFLITE = (".onnx", ".xml", ".bin", ".mlir", ".engine", ".plan")
 
 
