@@ -46,7 +46,7 @@ class Coverage:
         if not falls:
             return head
         groups = Counter((v.op, v.reason) for v in falls).most_common()
-        shown = [f"{n} × {op} ({reason})" for (op, reason), n in groups[:3]]
+        shown = [f"{n} × {op} ({_short(reason)})" for (op, reason), n in groups[:3]]
         more = f", {len(groups) - 3} more kinds" if len(groups) > 3 else ""
         return f"{head}, falls back: {'; '.join(shown)}{more}"
 
@@ -54,6 +54,12 @@ class Coverage:
         return {"line": self.line, "ops": len(self.ops),
                 "gpu_ops": len(self.ops) - len(self.fallbacks), "checker": CHECKER,
                 "falls_back": [v.as_json() for v in self.fallbacks]}
+
+
+def _short(reason: str, limit: int = 60) -> str:
+    """The checker's reason, cut at a word for the one-line summary (the ops list has it all)."""
+    reason = reason.rstrip(".")
+    return reason if len(reason) <= limit else reason[:limit].rsplit(" ", 1)[0] + " …"
 
 
 def coverage(data: bytes) -> Coverage:

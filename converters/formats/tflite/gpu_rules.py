@@ -187,9 +187,9 @@ def _select(sig: Sig) -> None:
     if len(sig.inputs) != 3 or len(sig.outputs) != 1:
         raise Unsupported("Expected 3 inputs and 1 output")
     cond, then, other = sig.inputs
-    error = Unsupported(f"Cond must be float or bool type, if, else tensors must be float and "
-                        f"either be same the shape as output or constant, scalar (cond "
-                        f"{cond.type}, if {then.type}, else {other.type}).")
+    error = Unsupported(f"cond {cond.type}, if {then.type}, else {other.type}: Cond must be "
+                        "float or bool type, if, else tensors must be float and either be same "
+                        "the shape as output or constant, scalar.")
     if cond.type not in ("BOOL", *FLOATS) or then.type not in FLOATS or \
             other.type not in FLOATS:
         raise error

@@ -23,7 +23,7 @@ def t(*dims, type=F, const=False):
      "Not supported Cast case. Input type: INT32 and output type: INT64"),
     # SELECT_V2: the condition must be bool or float, the branches float
     (Sig("SELECT_V2", (t(1, 8, type="BOOL"), t(1, 8), t(1, 8)), (t(1, 8),)), None),
-    (Sig("SELECT_V2", (t(1, 8, type="INT64"), t(1, 8), t(1, 8)), (t(1, 8),)), "cond INT64"),
+    (Sig("SELECT_V2", (t(1, 8, type="INT64"), t(1, 8), t(1, 8)), (t(1, 8),)), "cond INT64, if FLOAT32"),
     # ops the checker has no case for
     (Sig("TOPK_V2", (t(1, 16), t(type="INT32", const=True)), (t(1, 4), t(1, 4))),
      "Not supported op TOPK_V2"),
