@@ -21,6 +21,7 @@ from graphfreeze.batch.results import (
     JobResult,
     Report,
     duration,
+    gpu_lines,
     one_line,
     rows,
     summary_line,
@@ -53,7 +54,8 @@ _HEAD = ("status", "model", "target", "artifact", "source", "size", "nodes", "ma
 
 def report_html(report: Report, folder: str = "") -> bytes:
     """The page; artifact links are relative to `folder` (where the page is written)."""
-    parts = [_header(report), _budgets(report), _baseline(report), _jobs(report, folder)]
+    parts = [_header(report), _budgets(report), _baseline(report), _jobs(report, folder),
+             _gpu(report)]
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
@@ -62,6 +64,17 @@ def report_html(report: Report, folder: str = "") -> bytes:
 <body>{"".join(parts)}</body></html>
 """
     return page.encode()
+
+
+def _gpu(report: Report) -> str:
+    """Each TFLite artifact's GPU delegate coverage (ops taken, ops left to the CPU and why)."""
+    found = gpu_lines(report)
+    if not found:
+        return ""
+    body = "\n".join(f"<tr><td>{e(n)}</td><td>{e(t)}</td><td>{e(line)}</td></tr>"
+                     for n, t, line in found)
+    return ('<h2 id="gpu">GPU delegate coverage</h2>\n<table><thead><tr><th>model</th>'
+            f"<th>target</th><th>gpu</th></tr></thead>\n<tbody>\n{body}\n</tbody></table>\n")
 
 
 def _header(report: Report) -> str:

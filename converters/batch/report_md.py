@@ -11,6 +11,7 @@ from graphfreeze.batch.results import (
     UNSUCCESSFUL,
     Report,
     duration,
+    gpu_lines,
     one_line,
     summary_line,
 )
@@ -50,6 +51,12 @@ def report_md(report: Report) -> bytes:
     if base is not None:
         out += _baseline(base)
     out += _all_jobs(report)
+    gpu = gpu_lines(report)
+    if gpu:
+        out += ["<details><summary>GPU delegate coverage</summary>", "",
+                "| model | target | gpu |", "|---|---|---|"]
+        out += [f"| {cell(n)} | {cell(t)} | {cell(line)} |" for n, t, line in gpu]
+        out += ["", "</details>", ""]
     run = report.run
     facts = [f"graphfreeze {run['graphfreeze']}" if run.get("graphfreeze") else "",
              f"TensorFlow {run['tensorflow']}" if run.get("tensorflow") else "",

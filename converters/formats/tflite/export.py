@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
-from graphfreeze.formats.tflite import int8
+from graphfreeze.formats.tflite import aot, delegates, int8
 from graphfreeze.formats.tflite.convert import convert, converter, learned_ranges
 from graphfreeze.formats.tflite.gaps import tflite_gaps
 from graphfreeze.formats.tflite.qat import float_ops, is_qat, kept_float
@@ -109,6 +109,7 @@ def run(state, options: TFLiteOptions):
         warnings.append(kept_float(state.target, rest))
     facts = {"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
              "node_count": len(state.graph_def.node), "tflite_io": io_types(data),
+             "gpu": delegates.fact(data),
              **({"calibration": options.calibration_data() or "synthetic"} if integer else {}),
              **({"keep_float": [*model.nodes, *model.ops]} if model and options.keep_float
                 else {}),
@@ -187,4 +188,4 @@ def io_types(data: bytes) -> dict:
 STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
               "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite")
 FORMAT = Format("tflite", STAGE, open=open_tflite, gaps=tflite_gaps,
-                requires=("ai_edge_litert",), extra="convert")
+                requires=("ai_edge_litert",), extra="convert", stages=(aot.STAGE,))
