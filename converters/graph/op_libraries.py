@@ -1,0 +1,67 @@
+"""Op libraries beyond TensorFlow's own ops that a model may use: TF-Text's ops, registered by
+importing `tensorflow_text` (the `text` extra). A library is loaded by importing the package
+that registers it -- never a shared object the model file names -- and only when a graph uses
+one of its ops; without the package, one line names the op and the extra (exit 6)."""
+
+from __future__ import annotations
+
+from graphfreeze.errors import ConfigError
+
+TEXT_PACKAGE = "tensorflow-text"  # the pip name; `tensorflow_text` is its module
+TEXT_EXTRA = "text"
+# The ops `import tensorflow_text` registers (2.21; tests/graph/test_op_libraries.py compares
+# this with the live registry).
+TEXT_OPS = frozenset({
+    "CaseFoldUTF8", "ConstrainedSequence", "FastBertNormalize", "FastWordpieceTokenizeWithOffsets",
+    "FindSourceOffsets", "MaxSpanningTree", "NormalizeUTF8", "NormalizeUTF8WithOffsetsMap",
+    "PhraseTokenize", "RegexSplitWithOffsets", "RougeL", "SentenceFragments",
+    "SentenceFragmentsV2", "SentencepieceDetokenizeOp", "SentencepieceIdToStringOp",
+    "SentencepieceOp", "SentencepieceStringToIdOp", "SentencepieceTokenizeOp",
+    "SentencepieceTokenizeWithOffsetsOp", "SentencepieceVocabSizeOp",
+    "SplitMergeTokenizeWithOffsets", "TFText>BoiseTagsToOffsets", "TFText>ByteSplitByOffsets",
+    "TFText>ByteSplitWithOffsets", "TFText>FastSentencepieceDetokenize",
+    "TFText>FastSentencepieceTokenize", "TFText>FastWordpieceDetokenize",
+    "TFText>NgramsStringJoin", "TFText>OffsetsToBoiseTags", "TFText>PhraseDetokenize",
+    "TFText>RoundRobinGenerateMasks", "TFText>RoundRobinTrim", "TFText>Utf8Binarize",
+    "TFText>WhitespaceTokenizeWithOffsetsV2", "TokenizerFromLogits",
+    "UnicodeScriptTokenizeWithOffsets", "WhitespaceTokenizeWithOffsets",
+    "WordpieceTokenizeWithOffsets"})
+
+
+def library_of(op: str) -> str | None:
+    """The pip package whose import registers `op`, or None (TensorFlow's own, or unknown)."""
+    return TEXT_PACKAGE if op in TEXT_OPS else None
+
+
+def ops_used(graph_def) -> set[str]:
+    """Every op type in the graph and in its function library's bodies."""
+    ops = {node.op for node in graph_def.node}
+    for func in graph_def.library.function:
+        ops.update(node.op for node in func.node_def)
+    return ops - {f.signature.name for f in graph_def.library.function}
+
+
+def text_ops(graph_def) -> list[str]:
+    """The TF-Text ops the graph (or a function it defines) uses, sorted."""
+    return sorted(ops_used(graph_def) & TEXT_OPS)
+
+
+def load(op: str, at: str) -> bool:
+    """Register the library that defines `op` (True), or False if no known library does.
+    ConfigError, naming `at` (the node) and the extra, when that library is not installed."""
+    if op not in TEXT_OPS:
+        return False
+    try:
+        import tensorflow_text  # noqa: F401 -- registers the TF-Text ops with TensorFlow
+    except ImportError as err:
+        raise ConfigError(f"{at} uses op '{op}' of TF-Text ({TEXT_PACKAGE}), which is not "
+                          f"installed; pip install 'graphfreeze[{TEXT_EXTRA}]'") from err
+    return True
+
+
+def load_for(graph_def, where: str) -> list[str]:
+    """Register every library the graph's ops need; the pip packages it needs, sorted."""
+    used = text_ops(graph_def)
+    if used:
+        load(used[0], f"{where}: the graph")
+    return [TEXT_PACKAGE] if used else []
