@@ -72,8 +72,9 @@ def tftext_whitespace(out: str) -> dict:
     @tf.function(input_signature=_spec(tf))
     def serve(text_in):
         _, starts, ends = tokenizer.tokenize_with_offsets(text_in)
-        lengths = tf.minimum(ends - starts, len(WORDS) - 1)
-        return _head(tf, lengths, len(WORDS), "lengths")
+        lengths = tf.minimum(ends.values - starts.values, len(WORDS) - 1)  # no RaggedRange
+        return _head(tf, tf.RaggedTensor.from_row_splits(lengths, ends.row_splits), len(WORDS),
+                     "lengths")
 
     return _save(out, serve)
 

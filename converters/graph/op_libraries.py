@@ -27,6 +27,28 @@ TEXT_OPS = frozenset({
     "UnicodeScriptTokenizeWithOffsets", "WhitespaceTokenizeWithOffsets",
     "WordpieceTokenizeWithOffsets"})
 
+# TF-Text ops with a TFLite kernel in `tensorflow_text.tflite_registrar` (the TFLite custom op
+# has the TensorFlow op's name), RaggedTensorToTensor beside them (a TensorFlow op TFLite's
+# builtins lack, which TF-Text's registrar runs too)
+TFLITE_KERNELS = frozenset({
+    "FastBertNormalize", "FastWordpieceTokenizeWithOffsets", "TFText>FastWordpieceDetokenize",
+    "TFText>FastSentencepieceTokenize", "TFText>FastSentencepieceDetokenize",
+    "TFText>WhitespaceTokenizeWithOffsetsV2", "TFText>NgramsStringJoin",
+    "TFText>RoundRobinGenerateMasks", "TFText>RoundRobinTrim", "TFText>Utf8Binarize",
+    "TFText>ByteSplitWithOffsets", "TFText>ByteSplitByOffsets", "SentenceFragmentsV2",
+    "RaggedTensorToTensor"})
+# TF-Text ops tf2onnx maps to onnxruntime-extensions' `ai.onnx.contrib` ops
+# (tf2onnx/custom_opsets/string_ops.py)
+ONNX_CONTRIB = frozenset({"SentencepieceOp", "SentencepieceTokenizeOp", "RegexSplitWithOffsets",
+                          "WordpieceTokenizeWithOffsets"})
+
+
+def takers(op: str) -> str:
+    """The targets that run TF-Text op `op`, in words ("the android, server or onnx target")."""
+    names = ["android", "server"] + (["tflite"] if op in TFLITE_KERNELS else []) + \
+        (["onnx"] if op in ONNX_CONTRIB else [])
+    return f"the {', '.join(names[:-1])} or {names[-1]} target"
+
 
 def library_of(op: str) -> str | None:
     """The pip package whose import registers `op`, or None (TensorFlow's own, or unknown)."""
@@ -65,3 +87,15 @@ def load_for(graph_def, where: str) -> list[str]:
     if used:
         load(used[0], f"{where}: the graph")
     return [TEXT_PACKAGE] if used else []
+
+
+def runtime_needs(graph_def) -> tuple[dict, tuple[str, ...]]:
+    """(sidecar facts, summary lines) naming the op library a TensorFlow runtime needs to run
+    the graph; ({}, ()) for a graph of TensorFlow's own ops."""
+    used = text_ops(graph_def)
+    if not used:
+        return {}, ()
+    shown = ", ".join(used[:3]) + (", ..." if len(used) > 3 else "")
+    return ({"op_libraries": [TEXT_PACKAGE], "library_ops": used},
+            (f"needs TF-Text's ops ({shown}) at run time: pip install {TEXT_PACKAGE} and "
+             "`import tensorflow_text` before loading it",))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from graphfreeze.errors import InputError
 
 CREATOR_OPS = ("SentencepieceOp",)  # TF-Text resource ops with no inputs, state in attrs
+_RESOURCE_NAMES = {"SentencepieceOp": "sentencepiece_model"}  # the node's name in the graph
 
 
 def _creator_node(resource):
@@ -43,7 +44,7 @@ def freeze_text_resources(graph_def, func, owner=None, where: str = "the model")
     """`graph_def` (frozen from `func`) with each captured TF-Text resource placeholder read by a
     TF-Text op replaced by the op that creates the resource; `owner` holds the resources."""
     import tensorflow as tf
-    from graphfreeze.graph.graphdefs import consumers, nodes_by_name
+    from graphfreeze.graph.graphdefs import consumers, free_name, nodes_by_name, rename_nodes
     from graphfreeze.graph.op_libraries import TEXT_OPS
     from graphfreeze.graph.ops import IDENTITY_OPS
 
@@ -66,6 +67,7 @@ def freeze_text_resources(graph_def, func, owner=None, where: str = "the model")
     if not wanted:
         return graph_def
     owners = _resources_by_handle(owner)
+    taken, renames = set(by_name), {}
     for name, reader in sorted(wanted.items()):
         creator = _creator_node(owners.get(id(handles[name])))
         if creator is None:
@@ -78,6 +80,7 @@ def freeze_text_resources(graph_def, func, owner=None, where: str = "the model")
         node.ClearField("attr")
         for key, value in creator.attr.items():
             node.attr[key].CopyFrom(value)
-        node.attr["shared_name"].s = name.encode()  # one resource per graph, named after it
+        renames[name] = free_name(_RESOURCE_NAMES.get(creator.op, "text_resource"), taken)
+        node.attr["shared_name"].s = renames[name].encode()  # one resource per node
         node.attr["container"].s = b""
-    return graph_def
+    return rename_nodes(graph_def, renames)[0]
