@@ -9,8 +9,8 @@ from graphfreeze.errors import ConfigError
 
 TEXT_PACKAGE = "tensorflow-text"  # the pip name; `tensorflow_text` is its module
 TEXT_EXTRA = "text"
-# The ops `import tensorflow_text` registers (2.21; tests/graph/test_op_libraries.py compares
-# this with the live registry).
+# The ops `import tensorflow_text` registers (2.21; tests/graph/test_op_libraries.py checks
+# them against the live registry).
 TEXT_OPS = frozenset({
     "CaseFoldUTF8", "ConstrainedSequence", "FastBertNormalize", "FastWordpieceTokenizeWithOffsets",
     "FindSourceOffsets", "MaxSpanningTree", "NormalizeUTF8", "NormalizeUTF8WithOffsetsMap",
@@ -65,17 +65,24 @@ def ops_used(graph_def) -> set[str]:
 
 def text_ops(graph_def) -> list[str]:
     """The TF-Text ops the graph (or a function it defines) uses, sorted."""
-    return sorted(ops_used(graph_def) & TEXT_OPS)
+    return sorted(op for op in ops_used(graph_def) if op in TEXT_OPS or op.startswith("TFText>"))
 
 
 def load(op: str, at: str) -> bool:
-    """Register the library that defines `op` (True), or False if no known library does.
-    ConfigError, naming `at` (the node) and the extra, when that library is not installed."""
-    if op not in TEXT_OPS:
+    """Register the library that may define `op`, an op TensorFlow does not (True: ask the
+    registry again), or False. A TF-Text op (listed, or `TFText>` named) needs tensorflow-text:
+    ConfigError, naming `at` (the node) and the extra, without it; any other unknown op is
+    looked up in tensorflow-text too when it is installed (ops of newer TF-Text releases)."""
+    import importlib.util
+
+    known = op in TEXT_OPS or op.startswith("TFText>")
+    if not known and importlib.util.find_spec("tensorflow_text") is None:
         return False
     try:
         import tensorflow_text  # noqa: F401 -- registers the TF-Text ops with TensorFlow
     except ImportError as err:
+        if not known:
+            return False
         raise ConfigError(f"{at} uses op '{op}' of TF-Text ({TEXT_PACKAGE}), which is not "
                           f"installed; pip install 'graphfreeze[{TEXT_EXTRA}]'") from err
     return True

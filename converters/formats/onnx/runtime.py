@@ -61,8 +61,11 @@ def _session(model, threads: int, as_defined: bool = False, app: bool = False,
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     if contrib:
+        from graphfreeze.formats.onnx import isolated
         from graphfreeze.formats.onnx.text_ops import register
 
+        if isolated.needed():  # onnxruntime-extensions beside tensorflow_text: a segfault
+            return isolated.IsolatedSession(model, threads, as_defined, app)
         register(options)
     if app:
         options.inter_op_num_threads = 1
