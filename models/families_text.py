@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import os
 
-TARGETS = ["android", "server", "tflite", "tflite-fp16", "tflite-dynamic", "onnx"]
+# what each converts to: TFLite runs FastBertNormalize, FastWordpiece and WhitespaceV2 with
+# TF-Text's kernels (not SentencePiece's resource ops); tf2onnx maps SentencePiece only
+TFLITE = ["android", "server", "tflite", "tflite-fp16", "tflite-dynamic"]
+ONNX = ["android", "server", "onnx"]
 WORDS = ["[PAD]", "[UNK]", "the", "a", "cat", "dog", "sat", "on", "mat", "##s", "##ed", "run",
          "##ning", "big", "red", "blue", "and", "is", "it", "."]
 SENTENCES = ["the cat sat on the mat", "a big red dog is running", "it is a blue mat and a cat",
@@ -28,14 +31,14 @@ def _head(tf, ids, vocab: int, name: str) -> dict:
     return {name: tf.cast(dense_ids, tf.int32), "score": tf.matmul(pooled, dense)}
 
 
-def _save(out: str, serve, *tracked) -> dict:
+def _save(out: str, targets: list[str], serve, *tracked) -> dict:
     import tensorflow as tf
 
     module = tf.Module()
     module.serve, module.tracked = serve, list(tracked)  # resources the function captures
     tf.saved_model.save(module, os.path.join(out, "saved_model"),
                         signatures={"serving_default": serve})
-    return {"path": "saved_model", "args": [], "targets": list(TARGETS), "kind": "savedmodel",
+    return {"path": "saved_model", "args": [], "targets": list(targets), "kind": "savedmodel",
             "peer": {"format": "saved_model", "op_library": "tensorflow_text",
                      "inputs": [{"name": "text", "shape": [2], "dtype": "string"}]}}
 
@@ -59,7 +62,7 @@ def tftext_bert(out: str) -> dict:
         return _head(tf, ids.merge_dims(-2, -1) if ids.ragged_rank > 1 else ids, len(WORDS),
                      "ids")
 
-    return _save(out, serve)
+    return _save(out, TFLITE, serve)
 
 
 def tftext_whitespace(out: str) -> dict:
@@ -76,7 +79,7 @@ def tftext_whitespace(out: str) -> dict:
         return _head(tf, tf.RaggedTensor.from_row_splits(lengths, ends.row_splits), len(WORDS),
                      "lengths")
 
-    return _save(out, serve)
+    return _save(out, TFLITE, serve)
 
 
 def _sentencepiece_model() -> bytes:
@@ -105,7 +108,7 @@ def tftext_sentencepiece(out: str) -> dict:
         ids = tokenizer.tokenize(text_in)
         return _head(tf, tf.cast(ids, tf.int64), 64, "ids")
 
-    return _save(out, serve, tokenizer)
+    return _save(out, ONNX, serve, tokenizer)
 
 
 def builders() -> dict:

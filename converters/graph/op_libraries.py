@@ -52,7 +52,7 @@ def takers(op: str) -> str:
 
 def library_of(op: str) -> str | None:
     """The pip package whose import registers `op`, or None (TensorFlow's own, or unknown)."""
-    return TEXT_PACKAGE if op in TEXT_OPS else None
+    return TEXT_PACKAGE if op in TEXT_OPS or op.startswith("TFText>") else None
 
 
 def ops_used(graph_def) -> set[str]:
@@ -65,7 +65,7 @@ def ops_used(graph_def) -> set[str]:
 
 def text_ops(graph_def) -> list[str]:
     """The TF-Text ops the graph (or a function it defines) uses, sorted."""
-    return sorted(op for op in ops_used(graph_def) if op in TEXT_OPS or op.startswith("TFText>"))
+    return sorted(op for op in ops_used(graph_def) if library_of(op))
 
 
 def load(op: str, at: str) -> bool:
