@@ -88,6 +88,17 @@ def load(op: str, at: str) -> bool:
     return True
 
 
+def op_def_of(op: str, at: str = ""):
+    """TensorFlow's OpDef of `op`, its library loaded first when TensorFlow lacks it and `at`
+    (the node using it) is given; None if none defines it."""
+    from tensorflow.python.framework import op_def_registry
+
+    found = op_def_registry.get(op)
+    if found is None and at and load(op, at):
+        found = op_def_registry.get(op)
+    return found
+
+
 def load_for(graph_def, where: str) -> list[str]:
     """Register every library the graph's ops need; the pip packages it needs, sorted."""
     used = text_ops(graph_def)

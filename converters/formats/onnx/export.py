@@ -24,7 +24,12 @@ from graphfreeze.formats.onnx.fakequant import (
 from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset, onnx_gaps
 from graphfreeze.formats.onnx.quantize import QUANTIZE
 from graphfreeze.formats.onnx.runtime import has_qdq, open_onnx, parts
-from graphfreeze.formats.onnx.text_ops import CONTRIB, extra_opsets, runtime_needs
+from graphfreeze.formats.onnx.text_ops import (
+    CONTRIB,
+    CONTRIB_TEXT_OPS,
+    extra_opsets,
+    runtime_needs,
+)
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
 from graphfreeze.io import storage
@@ -189,7 +194,8 @@ def unmapped_ops(model) -> list[str]:
     for node in model.graph.node:
         if node.domain in ("", "ai.onnx") and not onnx.defs.has(node.op_type):
             ops.add(node.op_type)
-        elif node.domain not in ("", "ai.onnx", "ai.onnx.ml", "com.microsoft", CONTRIB):
+        elif node.domain not in ("", "ai.onnx", "ai.onnx.ml", "com.microsoft") and not (
+                node.domain == CONTRIB and node.op_type in CONTRIB_TEXT_OPS):
             ops.add(f"{node.domain}:{node.op_type}")
     return sorted(ops)
 

@@ -57,6 +57,31 @@ class IsolatedSession:
         return self._ask(("run", names, feeds))
 
 
+def ort_session(model, threads: int, as_defined: bool = False, app: bool = False,
+                contrib: bool = False):
+    """An onnxruntime session in this process on a path or serialized model: `app` as an app
+    makes it, `as_defined` with graph optimizations off, `contrib` with onnxruntime-extensions'
+    ops registered."""
+    import onnxruntime as ort
+    from graphfreeze.errors import first_line
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    if contrib:
+        from graphfreeze.formats.onnx.text_ops import register
+
+        register(options)
+    if app:
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    elif as_defined:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    try:
+        return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    except Exception as err:  # noqa: BLE001 -- onnxruntime's errors for a model
+        raise RunError(f"onnxruntime cannot load it ({first_line(err)})") from err
+
+
 def _stop(child) -> None:
     if child.poll() is None:
         child.stdin.close()
@@ -74,7 +99,6 @@ def _serve() -> None:
     import pickle
 
     from graphfreeze.errors import first_line
-    from graphfreeze.formats.onnx.runtime import _session
 
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -87,7 +111,7 @@ def _serve() -> None:
         try:
             if message[0] == "open":
                 _, model, threads, as_defined, app = message
-                session = _session(model, threads, as_defined=as_defined, app=app, contrib=True)
+                session = ort_session(model, threads, as_defined, app, contrib=True)
                 answer = ("ok", [o.name for o in session.get_outputs()])
             else:
                 answer = ("ok", session.run(message[1], message[2]))

@@ -54,28 +54,14 @@ def _proto(path: str):
 
 def _session(model, threads: int, as_defined: bool = False, app: bool = False,
              contrib: bool = False):
-    """An onnxruntime session on a path or serialized model; `contrib`: with
-    onnxruntime-extensions' ops (TF-Text's tokenizers) registered."""
-    import onnxruntime as ort
+    """An onnxruntime session on a path or serialized model (`isolated.ort_session`); one with
+    onnxruntime-extensions' ops (`contrib`) in a child process once tensorflow_text is loaded
+    here (the two together segfault)."""
+    from graphfreeze.formats.onnx import isolated
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    if contrib:
-        from graphfreeze.formats.onnx import isolated
-        from graphfreeze.formats.onnx.text_ops import register
-
-        if isolated.needed():  # onnxruntime-extensions beside tensorflow_text: a segfault
-            return isolated.IsolatedSession(model, threads, as_defined, app)
-        register(options)
-    if app:
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    elif as_defined:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    try:
-        return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-    except Exception as err:  # noqa: BLE001 -- onnxruntime's errors for a model
-        raise RunError(f"onnxruntime cannot load it ({first_line(err)})") from err
+    if contrib and isolated.needed():
+        return isolated.IsolatedSession(model, threads, as_defined, app)
+    return isolated.ort_session(model, threads, as_defined, app, contrib)
 
 
 def _text(name: str, value):

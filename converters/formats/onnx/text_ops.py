@@ -8,6 +8,9 @@ from __future__ import annotations
 from graphfreeze.errors import ConfigError, InputError
 
 CONTRIB = "ai.onnx.contrib"
+# the onnxruntime-extensions ops tf2onnx writes for TF-Text's (custom_opsets/string_ops.py)
+CONTRIB_TEXT_OPS = frozenset({"SentencepieceTokenizer", "WordpieceTokenizer",
+                              "StringRegexSplitWithOffsets"})
 
 
 def extra_opsets(graph_def, where: str) -> list:

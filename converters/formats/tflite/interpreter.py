@@ -17,12 +17,15 @@ FLEX_ERROR = "Select TensorFlow op"
 def interpreter_class(custom_ops: bool = False) -> type:
     """LiteRT's Interpreter class, or tf.lite.Interpreter without ai_edge_litert; their
     InterpreterWithCustomOps for a model with custom ops (TF-Text's)."""
-    name = "InterpreterWithCustomOps" if custom_ops else "Interpreter"
     try:
-        from ai_edge_litert import interpreter as litert
+        import ai_edge_litert.interpreter as litert
     except ImportError:
+        import tensorflow as tf
+
+        if not custom_ops:
+            return tf.lite.Interpreter
         from tensorflow.lite.python import interpreter as litert
-    return getattr(litert, name)
+    return litert.InterpreterWithCustomOps if custom_ops else litert.Interpreter
 
 
 def interpreter(model_path: str | None = None, model_content: bytes | None = None,

@@ -4,8 +4,7 @@ TensorFlow answers a broken graph with a crash (recursive functions), a MemoryEr
 Const or a Fill of terabytes) or an error far from the cause. `check_graph_def` finds these first
 and raises one InputError naming the file, the node and the fix. Op definitions (arg counts,
 attr types, allowed values, defaults) come from TensorFlow's own op registry; library functions
-are ops too (their signature is an OpDef), and their bodies are checked like the graph. An op
-of a known op library (TF-Text) is registered by importing its package (`op_libraries`).
+are ops too (their signature is an OpDef), and their bodies are checked like the graph.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from __future__ import annotations
 from graphfreeze.errors import InputError
 from graphfreeze.graph.checks.validate_values import check_const, check_sizes, type_name
 from graphfreeze.graph.graphdefs import function_names_used, split_tensor
-from graphfreeze.graph.op_libraries import load
+from graphfreeze.graph.op_libraries import op_def_of
 
 _LOOP_BACK = ("NextIteration", "RefNextIteration")  # while-loop back edges into Merge
 _FIELDS = {"string": "s", "int": "i", "float": "f", "bool": "b", "type": "type",
@@ -134,16 +133,14 @@ class _OpDefs:
 
     def __init__(self, funcs: dict):
         from tensorflow.core.framework import types_pb2
-        from tensorflow.python.framework import op_def_registry
 
         self.funcs = funcs
-        self._registry = op_def_registry.get
         self._ops: dict = {}
         self.data_types = set(types_pb2.DataType.values()) - {types_pb2.DT_INVALID}
 
-    def get(self, op: str, again: bool = False) -> _Op | None:
-        if op not in self._ops or again:
-            op_def = self.funcs[op].signature if op in self.funcs else self._registry(op)
+    def get(self, op: str, at: str = "") -> _Op | None:  # at: the node, to load a library
+        if self._ops.get(op) is None and (op not in self._ops or at):
+            op_def = self.funcs[op].signature if op in self.funcs else op_def_of(op, at)
             self._ops[op] = _Op(op_def) if op_def is not None else None
         return self._ops[op]
 
@@ -162,9 +159,7 @@ def _check_body(nodes, ops: _OpDefs, where: str, scope: str, args: set | None = 
         by_name[node.name] = node
     op_of, outputs, ats, called = {}, {}, {}, set()
     for node in nodes:
-        op = ops.get(node.op)
-        if op is None and load(node.op, f"{where}: {scope}node '{node.name}'"):
-            op = ops.get(node.op, again=True)  # a TF-Text op, registered by its package
+        op = ops.get(node.op, f"{where}: {scope}node '{node.name}'")
         if op is None:
             raise InputError(f"{where}: {scope}node '{node.name}' has op '{node.op}', which "
                              "neither TensorFlow nor the graph's function library defines (a "
