@@ -111,6 +111,22 @@ def tftext_sentencepiece(out: str) -> dict:
     return _save(out, ONNX, serve, tokenizer)
 
 
+def tftext_fast_sentencepiece(out: str) -> dict:
+    """FastSentencepieceTokenizer (TFText>FastSentencepieceTokenize, the model a constant): the
+    SentencePiece TF-Text ships a TFLite kernel for."""
+    import tensorflow as tf
+    import tensorflow_text as text
+
+    tokenizer = text.FastSentencepieceTokenizer(_sentencepiece_model())
+
+    @tf.function(input_signature=_spec(tf))
+    def serve(text_in):
+        return _head(tf, tf.cast(tokenizer.tokenize(text_in), tf.int64), 64, "ids")
+
+    return _save(out, TFLITE, serve, tokenizer)
+
+
 def builders() -> dict:
     return {"tftext_bert": tftext_bert, "tftext_whitespace": tftext_whitespace,
-            "tftext_sentencepiece": tftext_sentencepiece}
+            "tftext_sentencepiece": tftext_sentencepiece,
+            "tftext_fast_sentencepiece": tftext_fast_sentencepiece}
