@@ -36,6 +36,11 @@ def prepare(conv, graph_def, where: str) -> None:
             f"(TF-Text's TFLite kernels: tflite_registrar); {instead}use {takers(op)}, or a "
             "TFLite runtime built with a Flex delegate holding TF-Text's kernels")
     conv.allow_custom_ops = True
+    from tensorflow_text import tflite_registrar  # loaded with the graph's ops
+
+    # int8 calibration runs the model: TF-Text's kernels registered there too
+    conv.target_spec._experimental_custom_op_registerers = list(  # noqa: SLF001
+        tflite_registrar.SELECT_TFTEXT_OPS)
 
 
 def _node_of(graph_def, op: str) -> str:

@@ -9,8 +9,13 @@ from graphfreeze.formats.tflite import text_ops
 from tensorflow.core.framework import graph_pb2
 
 
-class Converter:  # the one attribute prepare sets on TFLiteConverter
-    allow_custom_ops = False
+def converter():
+    """A real TFLiteConverter (prepare sets its allow_custom_ops and registerers)."""
+    import tensorflow as tf
+
+    return tf.compat.v1.lite.TFLiteConverter(graph_pb2.GraphDef(), None, None,
+                                             input_arrays_with_shape=[("x", [1])],
+                                             output_arrays=["y"])
 
 
 def graph(*ops: str):
@@ -21,11 +26,11 @@ def graph(*ops: str):
 
 
 def test_kernels_go_in_as_custom_ops():
-    conv = Converter()
+    conv = converter()
     text_ops.prepare(conv, graph("Placeholder", "FastBertNormalize",
                                  "TFText>WhitespaceTokenizeWithOffsetsV2"), "m.pb")
-    assert conv.allow_custom_ops
-    plain = Converter()
+    assert conv.allow_custom_ops and conv.target_spec._experimental_custom_op_registerers
+    plain = converter()
     text_ops.prepare(plain, graph("Placeholder", "MatMul"), "m.pb")
     assert not plain.allow_custom_ops
 
@@ -36,7 +41,7 @@ def test_kernels_go_in_as_custom_ops():
 ])
 def test_a_text_op_without_kernel_is_one_line(op, phrases):
     with pytest.raises(InputError) as caught:
-        text_ops.prepare(Converter(), graph("Placeholder", op), "m.pb")
+        text_ops.prepare(converter(), graph("Placeholder", op), "m.pb")
     line = str(caught.value)
     assert line.startswith("m.pb: node 'n1'") and f"TF-Text op '{op}'" in line, line
     assert "\n" not in line and all(p in line for p in phrases), line
