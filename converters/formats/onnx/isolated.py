@@ -26,12 +26,14 @@ class IsolatedSession:
     in a child process; RunError for what the session raises there."""
 
     def __init__(self, model, threads: int, as_defined: bool, app: bool):
+        import os
         import subprocess
         import weakref
 
+        path = os.pathsep.join(p for p in sys.path if p)  # graphfreeze importable as it is here
         self._child = subprocess.Popen(
             [sys.executable, "-m", "graphfreeze.formats.onnx.isolated"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": path})
         weakref.finalize(self, _stop, self._child)
         self._outputs = [_Output(n) for n in self._ask(("open", model, threads, as_defined, app))]
 
@@ -98,10 +100,12 @@ def _serve() -> None:
     import os
     import pickle
 
+    import onnxruntime as ort
     from graphfreeze.errors import first_line
 
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
+    ort.set_default_logger_severity(3)  # errors only, as the parent's own sessions
     session = None
     while True:
         try:
