@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from graphfreeze.errors import OutputError
 from graphfreeze.formats.frozen_graph.runtime import open_frozen
+from graphfreeze.graph.op_libraries import runtime_needs
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, check_public_ops, serialize_chunks
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.plugins import Format, Stage
@@ -42,12 +43,13 @@ def run(state, options: FrozenGraphOptions):
 
     staged = state.files.put(state.output_path, chunks())  # hashed as it streams
     inputs, outputs = io_infos(state)
+    needs, needs_lines = runtime_needs(graph_def)  # TF-Text's ops: tensorflow-text
     artifact = Artifact(
         path=state.output_path, sha256=digest.hexdigest(), size=written[0], format=FORMAT,
         inputs=inputs, outputs=outputs, staged=staged, loaded=graph_def,
-        facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)},
+        facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def), **needs},
         summary=(f"android: feed({', '.join(repr_node(t) for t in inputs)}), "
-                 f"fetch({', '.join(repr_node(t) for t in outputs)})",))
+                 f"fetch({', '.join(repr_node(t) for t in outputs)})", *needs_lines))
     return dataclasses.replace(state, artifact=artifact)
 
 

@@ -12,7 +12,10 @@ from graphfreeze.plugins import Session
 
 def open_frozen(path: str, inputs, outputs, *, threads: int = 2, keep: tuple[str, ...] = (),
                 untrusted: bool = False, loaded=None) -> FrozenSession:
+    from graphfreeze.graph.op_libraries import load_for
+
     graph_def = loaded if loaded is not None else read(path, inputs, outputs, untrusted)
+    load_for(graph_def, path)  # TF-Text's ops, registered by tensorflow_text
     return FrozenSession(graph_def, inputs, outputs, threads, keep)
 
 

@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze.formats.saved_model.runtime import SERVE_TAG, SIGNATURE, keyed, open_saved_model
+from graphfreeze.graph.op_libraries import runtime_needs
 from graphfreeze.graph.serialize import check_public_ops
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.io import storage
@@ -134,9 +135,9 @@ def run(state, options: SavedModelOptions):
         facts={"node_count": len(structure.node), "tags": [SERVE_TAG], "signature": SIGNATURE,
                "signature_inputs": {k: i.name for k, i in keyed_in.items()},
                "signature_outputs": {k: o.name for k, o in keyed_out.items()},
-               "variables": len(weights)},
+               "variables": len(weights), **runtime_needs(graph_def)[0]},
         summary=(f"signature {SIGNATURE}: inputs {', '.join(keyed_in)}; outputs "
-                 f"{', '.join(keyed_out)}",))
+                 f"{', '.join(keyed_out)}", *runtime_needs(graph_def)[1]))
     return dataclasses.replace(state, artifact=artifact)
 
 

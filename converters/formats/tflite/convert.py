@@ -80,8 +80,16 @@ def learned_ranges(graph_def, options: TFLiteOptions) -> bool:
 
 
 def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
+    """The flatbuffer; TF-Text ops go in as TF-Text's TFLite custom ops (`text_ops`)."""
+    from graphfreeze.formats.tflite import text_ops
+
     conv = converter(state.graph_def, state, options, inputs, samples)
-    return run_converter(conv, state.model.graph_file, options.allow_tf_ops)
+    where = state.model.graph_file
+    text_ops.prepare(conv, state.graph_def, where)
+    model = run_converter(conv, where, options.allow_tf_ops)
+    if getattr(conv, "allow_custom_ops", False):
+        text_ops.check_custom_ops(model, where)
+    return model
 
 
 def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
-from graphfreeze.formats.tflite import aot, delegates, int8
+from graphfreeze.formats.tflite import aot, delegates, int8, text_ops
 from graphfreeze.formats.tflite.convert import convert, converter, learned_ranges
 from graphfreeze.formats.tflite.gaps import tflite_gaps
 from graphfreeze.formats.tflite.qat import float_ops, is_qat, kept_float
@@ -87,7 +87,8 @@ def run(state, options: TFLiteOptions):
                          "TFLite's integer calibrator cannot run (it crashes); use the "
                          "tflite-dynamic target (int8 weights) or tflite")
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
-        not is_qat(state.graph_def) and not loop  # its calibrator crashes on loops too
+        not is_qat(state.graph_def) and not loop and \
+        not text_ops.text_ops(state.graph_def)  # its calibrator crashes on loops, lacks TF-Text
     integer = options.quantize in ("int8", "int16x8") and not qat
     samples = int8.samples(state, options, inputs) if integer or report else None
     data = convert(state, options, inputs, samples)
@@ -122,6 +123,9 @@ def run(state, options: TFLiteOptions):
         more, summary, warning = layer_report(state, options, inputs, samples, model)
         facts.update(more)
         warnings.extend([warning] if warning else [])
+    more, lines = text_ops.runtime_needs(data)
+    facts.update(more)
+    summary = (*summary, *lines)
     sha256, size = artifact_digest([local])
     artifact = Artifact(
         path=state.output_path, sha256=sha256, size=size, format=FORMAT, inputs=inputs,
