@@ -12,6 +12,23 @@ says how many were skipped.
 from __future__ import annotations
 
 SKIP_OPS = {"Const", "Placeholder", "PlaceholderWithDefault", "NoOp"}
+LOCATOR_ROWS = 8  # the locator keeps every tensor: it runs on the first rows only
+
+
+def fixed_batch(infos) -> int | None:
+    """The rows every run takes when the inputs have a fixed batch dimension (as verification
+    runs them: stages/verify/reference.py `rows_per_run`), else None."""
+    fixed = {info.shape[0] for info in infos
+             if info.shape and info.shape[0] is not None and len(info.shape) > 1}
+    return fixed.pop() if len(fixed) == 1 else None
+
+
+def first_rows(feeds: dict, infos) -> dict:
+    """The rows the locator runs on: the first LOCATOR_ROWS, or as many whole runs of a fixed
+    batch as fit in them (one at least)."""
+    batch = fixed_batch(infos)
+    rows = max(batch, LOCATOR_ROWS // batch * batch) if batch else LOCATOR_ROWS
+    return {n: v[:rows] for n, v in feeds.items()}
 
 
 def reference_run(state):
@@ -31,10 +48,12 @@ def reference_run(state):
 def measure(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff") -> dict:
     """Every tensor the original and the artifact both have, compared in graph order: `rows` of
     node, op, max/mean |diff|, `allowed` (`tolerance` scaled by the tensor's magnitude when
-    above 1) and `ok` (`metric` within it). What `locate` reports and the overlay draws."""
+    above 1) and `ok` (`metric` within it). What `locate` reports and the overlay draws.
+    Inputs of a fixed batch run that many rows at a time, as verification runs them."""
     from graphfreeze.graph.graphdefs import topo_order
 
     artifact = state.artifact
+    run_rows = fixed_batch(artifact.inputs)
     ref_graph, flag_feeds = reference_run(state)
     reference_nodes = {n.name: n for n in ref_graph.node}
     order = [n for n in topo_order(state.graph_def) if n.op not in SKIP_OPS]
@@ -42,15 +61,16 @@ def measure(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff") 
               and reference_nodes[n.name].op not in SKIP_OPS]
     unmatched = [n.name for n in order if n.name not in reference_nodes]
     try:
-        got = artifact.open(keep=tuple(common)).tensors(feeds)
+        session = artifact.open(keep=tuple(common))
+        got = _by_rows(session.tensors, feeds, run_rows)
     except Exception as err:  # noqa: BLE001 -- a report beside the verdict: say why, go on
         from graphfreeze.errors import first_line
 
         return {"available": False, "why": f"its {artifact.format.name} runtime cannot run it with "
                                            f"every tensor kept ({first_line(err)})"}
     names = [c for c in common if c in got]
-    expected = dict(zip(names, state.model.run_reference(ref_graph, {**feeds, **flag_feeds},
-                                                         names), strict=True))
+    expected = _by_rows(lambda f: dict(zip(names, state.model.run_reference(
+        ref_graph, {**f, **flag_feeds}, names), strict=True)), feeds, run_rows)
     ops = {n.name: n.op for n in order}
     rows = []
     for name in names:
@@ -94,6 +114,26 @@ def overlay_values(measured: dict) -> dict:
     return {r["node"]: (r[metric], r[metric] / r["allowed"] if r["allowed"] else
                         (0.0 if r[metric] == 0 else float("inf")))
             for r in measured.get("rows", ())}
+
+
+def _by_rows(run, feeds: dict, rows: int | None) -> dict:
+    """run(feeds) -> {name: array}, `rows` rows at a time when the feeds have more (a fixed
+    batch); arrays concatenated along their rows, those of another shape taken from the first
+    run."""
+    import numpy as np
+
+    counts = {int(v.shape[0]) for v in feeds.values() if np.ndim(v)}
+    if not rows or len(counts) != 1 or next(iter(counts)) <= rows:
+        return run(feeds)
+    parts = [run({n: v[k:k + rows] for n, v in feeds.items()})
+             for k in range(0, next(iter(counts)), rows)]
+    found = {}
+    for name, first in parts[0].items():
+        values = [p.get(name) for p in parts]
+        same = all(v is not None and np.shape(v) == np.shape(first) for v in values)
+        found[name] = np.concatenate(values) if same and np.ndim(first) and \
+            len(first) == rows else first
+    return found
 
 
 def _compare(want, have) -> dict:

@@ -7,12 +7,10 @@ import math
 
 from graphfreeze.errors import ConfigError, InputError, RunError, VerificationError
 from graphfreeze.stages.verify import judge
-from graphfreeze.stages.verify.diverge import lines, locate, measure
+from graphfreeze.stages.verify.diverge import first_rows, lines, locate, measure
 from graphfreeze.stages.verify.options import VerifyOptions
 from graphfreeze.stages.verify.reference import Reference, chunked, shared
 from graphfreeze.stages.verify.search import met_at_once, quantize_until, state_goal
-
-LOCATOR_ROWS = 8  # the divergence locator keeps every tensor: it runs on the first rows only
 
 
 def verdict(artifact, ref: Reference, options: VerifyOptions, session=None) -> dict:
@@ -78,7 +76,7 @@ def _run(state, options: VerifyOptions):
                                           lambda a: verdict(a, ref, options)) \
             if not report["passed"] else met_at_once(artifact, report)
     if options.explain or not report["passed"]:
-        feeds = {n: v[:LOCATOR_ROWS] for n, v in ref.feeds.items()}
+        feeds = first_rows(ref.feeds, artifact.inputs)
         located = dataclasses.replace(state, artifact=artifact)
         measured = measure(located, feeds, *_threshold(options))
         report["divergence"] = locate(located, feeds, *_threshold(options), measured=measured)

@@ -82,3 +82,26 @@ def test_a_failing_cli_run_prints_the_table_then_one_error(sample, freeze, tmp_p
     assert result.exit_code == 5, result.output
     lines = result.output.strip().splitlines()
     assert lines[-1].startswith("error: ") and "where it diverges" in result.output
+
+
+def test_a_fixed_batch_is_located_row_by_row_on_many_rows(sample, freeze, tmp_path,
+                                                          monkeypatch):
+    """--inputs fixes batch 1 and --verify-data has 8 rows: verification runs them one at a
+    time, and so does the locator (it fed all 8 at once: an internal error)."""
+    model_dir = sample("cnn_v2")
+    rows = np.random.default_rng(0).random((8, 16, 16, 3)).astype(np.float32)
+    np.savez(model_dir / "rows.npz", images=rows)
+    monkeypatch.chdir(model_dir)
+    fixed = ("--outputs", "probs", "--inputs", "images[1,16,16,3]", "--verify-data", "rows.npz")
+    result = freeze(".", *fixed, "--target", "android,onnx", "--explain",
+                    "-o", f"{tmp_path}/ok/")
+    assert result.exit_code == 0, result.output
+    for suffix in ("pb", "onnx"):
+        car = json.loads((tmp_path / "ok" / f"model.ckpt-200.{suffix}.json").read_text())
+        assert car["verification"]["batch_size"] == 8, car["verification"]
+        assert car["verification"]["divergence"]["compared"] >= 5
+    result = freeze(".", *fixed, "--tolerance", "1e-12", "--target", "tflite",
+                    "-o", f"{tmp_path}/bad/")
+    assert result.exit_code == 5, result.output
+    assert "where it diverges" in result.output and "images (input)" in result.output
+    assert not (tmp_path / "bad").exists()
