@@ -159,7 +159,7 @@ class _Job:
 
     def _inputs(self) -> dict:
         """The seeded inputs verification would make (or the user's .npz), ROWS rows."""
-        from graphfreeze.tensors import TensorInfo, sample_inputs
+        from graphfreeze.tensors import sample_inputs
 
         data = self.request.stage_options.get("verify_data")
         if data:
@@ -170,11 +170,16 @@ class _Job:
 
             with np.load(data) as arrays:
                 return {k.rsplit(":", 1)[0]: arrays[k] for k in arrays.files if k != "labels"}
-        infos = [TensorInfo(t["name"], t["dtype"], None if t["shape"] is None
-                            else tuple(t["shape"])) for t in self.sidecar["inputs"]]
         seed = self.verify_options.seed
         rows = max(ROWS, self.verify_options.batch_size)
-        return {k.rsplit(":", 1)[0]: v for k, v in sample_inputs(infos, rows, seed).items()}
+        return {k.rsplit(":", 1)[0]: v for k, v in sample_inputs(self._infos(), rows,
+                                                                  seed).items()}
+
+    def _infos(self) -> list:
+        from graphfreeze.tensors import TensorInfo
+
+        return [TensorInfo(t["name"], t["dtype"], None if t["shape"] is None
+                           else tuple(t["shape"])) for t in self.sidecar["inputs"]]
 
     def _feeds(self, graph_def) -> dict | None:
         """The values of `graph_def`'s placeholders: the inputs, and the cut tensors as the
@@ -185,12 +190,15 @@ class _Job:
         missing = [n for n in wanted if n not in self.feeds]
         if missing:
             from graphfreeze.graph.skeleton import run_frozen
+            from graphfreeze.stages.verify.diverge import by_rows, fixed_batch
 
-            values = run_frozen(self.graph_def, {f"{k}:0": v for k, v in self.feeds.items()
-                                                 if k in self.graph.ops and
-                                                 self.graph.ops[k] == "Placeholder"},
-                                [f"{n}:0" for n in missing])
-            self.feeds.update(zip(missing, values, strict=True))
+            fetch = [f"{n}:0" for n in missing]
+            values = by_rows(lambda f: dict(zip(fetch, run_frozen(self.graph_def, f, fetch),
+                                                strict=True)),
+                             {f"{k}:0": v for k, v in self.feeds.items()
+                              if k in self.graph.ops and self.graph.ops[k] == "Placeholder"},
+                             fixed_batch(self._infos()))  # a fixed batch: as verification runs
+            self.feeds.update((n, values[f"{n}:0"]) for n in missing)
         return {n: self.feeds[n] for n in wanted}
 
     def search(self, budget: int):

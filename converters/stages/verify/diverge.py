@@ -62,14 +62,14 @@ def measure(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff") 
     unmatched = [n.name for n in order if n.name not in reference_nodes]
     try:
         session = artifact.open(keep=tuple(common))
-        got = _by_rows(session.tensors, feeds, run_rows)
+        got = by_rows(session.tensors, feeds, run_rows)
     except Exception as err:  # noqa: BLE001 -- a report beside the verdict: say why, go on
         from graphfreeze.errors import first_line
 
         return {"available": False, "why": f"its {artifact.format.name} runtime cannot run it with "
                                            f"every tensor kept ({first_line(err)})"}
     names = [c for c in common if c in got]
-    expected = _by_rows(lambda f: dict(zip(names, state.model.run_reference(
+    expected = by_rows(lambda f: dict(zip(names, state.model.run_reference(
         ref_graph, {**f, **flag_feeds}, names), strict=True)), feeds, run_rows)
     ops = {n.name: n.op for n in order}
     rows = []
@@ -116,7 +116,7 @@ def overlay_values(measured: dict) -> dict:
             for r in measured.get("rows", ())}
 
 
-def _by_rows(run, feeds: dict, rows: int | None) -> dict:
+def by_rows(run, feeds: dict, rows: int | None) -> dict:
     """run(feeds) -> {name: array}, `rows` rows at a time when the feeds have more (a fixed
     batch); arrays concatenated along their rows, those of another shape taken from the first
     run."""
