@@ -90,9 +90,22 @@ def output_paths(request: Request, plans: list[plan.TargetPlan], stem: str) -> d
     paths = {}
     for p in plans:
         shared = suffixes.count(p.suffix) > 1 and p.target.name != p.suffix.lstrip(".")
-        name = stem + (f".{p.target.name}" if shared else "") + p.suffix
+        name = stem + (f".{file_safe(p.target.name)}" if shared else "") + p.suffix
         paths[p.target.name] = storage.join(folder, storage.basename(name)) if folder else name
     return paths
+
+
+def file_safe(name: str) -> str:
+    """A target's name as a file name takes it: npu-qualcomm:SM8650 -> npu-qualcomm_SM8650."""
+    import re
+
+    return re.sub(r"[^\w.+-]", "_", name)
+
+
+def beside(plans: list[plan.TargetPlan], paths: dict[str, str]) -> list[str]:
+    """The files stages write beside each target's artifact (an NPU target's compiled model)."""
+    return [extra for p in plans for step in p.steps if step.stage.beside
+            for extra in step.stage.beside(paths[p.target.name], step.options)]
 
 
 def prepare(request: Request, registry: Registry | None = None) -> Prepared:
@@ -112,7 +125,8 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     for path in [*paths.values(), *sidecars.values()]:
         if _real(path) in inputs:
             raise OutputError(f"{path}: is a file of the input model; choose another -o")
-    storage.check_writable([*paths.values(), *sidecars.values()], request.force)
+    storage.check_writable([*paths.values(), *sidecars.values(), *beside(plans, paths)],
+                           request.force)
     return Prepared(request, registry, source, options, plans, paths, sidecars)
 
 

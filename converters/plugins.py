@@ -47,6 +47,9 @@ class Stage:
     # Called with the state the stage before this one gets, just before that stage runs, so
     # slow work this stage will need can start early and overlap it (verify's reference run).
     prepare: Callable[[Any, Any], None] | None = None
+    # files it writes beside the artifact: `beside(artifact path, options) -> [paths]`, refused
+    # up front when they exist (without --force) with the artifact's own
+    beside: Callable[[str, Any], list[str]] | None = None
 
 
 @dataclass(frozen=True)

@@ -204,4 +204,5 @@ def _ops(data: bytes) -> list[str]:
 
 
 STAGE = Stage("compile_npu", run, "artifact", "artifact", NpuOptions,
-              "the .tflite compiled ahead of time for a vendor's NPU (LiteRT AOT), beside it")
+              "the .tflite compiled ahead of time for a vendor's NPU (LiteRT AOT), beside it",
+              beside=lambda path, options: [compiled_path(path, options.vendor, options.soc)])
