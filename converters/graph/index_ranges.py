@@ -91,3 +91,31 @@ def within(samples: list[list], names: list[str], ranges: dict, seed: int) -> li
             row.append(value)
         out.append(row)
     return out
+
+
+def calibration_samples(graph_def, found: list[list], names: list[str], path: str | None,
+                        seed: int) -> list[list]:
+    """What int8 calibrates on ([array per input in `names` order] each): the user's data at
+    `path`, its ids checked against the tables they index (an InputError naming the input
+    otherwise), else `found` (seeded) with ids and masks drawn from their ranges."""
+    if path is not None:
+        check_ids(found, names, input_ranges(graph_def, names, masks=False), path)
+        return found
+    ranges = input_ranges(graph_def, names)
+    return within(found, names, ranges, seed) if ranges else found
+
+
+def check_ids(found: list, names: list[str], ranges: dict, path: str) -> None:
+    """InputError when the data holds an id past the table its input indexes."""
+    import numpy as np
+    from graphfreeze.errors import InputError
+
+    for k, name in enumerate(names):
+        bounds = ranges.get(node_of(name))
+        values = [np.asarray(sample[k]) for sample in found]
+        tops = [int(v.max()) for v in values if v.size and v.dtype.kind in "iu"]
+        top = max(tops, default=None)
+        if bounds and top is not None and top >= bounds[1]:
+            raise InputError(f"{path}: input '{name}' holds id {top}, but the table it indexes "
+                             f"has {bounds[1]} rows (ids 0-{bounds[1] - 1}); give ids within "
+                             "the model's vocabulary")

@@ -181,20 +181,24 @@ def topo_sort(graph) -> None:
 
 def apply(state, options, model, inputs, qat: bool):
     """(model, facts, warnings): `model` as `options.quantize` asks; `qat`: it has Q/DQ already
-    (fake quantization), whose learned ranges int8 keeps."""
+    (fake quantization), whose learned ranges int8 keeps. A partly QAT model's unannotated ops
+    stay float, as TFLiteConverter keeps them (edge-int8 does the same)."""
     if options.quantize == "fp16":
         return to_fp16(model), {"quantize": "fp16"}, []
     if options.quantize != "int8":
         return model, {"quantize": options.quantize}, []
-    nodes = uncovered(model)
-    if qat and not nodes:
-        return model, {"quantize": "int8"}, []
+    if qat:
+        nodes = uncovered(model)
+        return model, {"quantize": "int8", **({"kept_float": nodes} if nodes else {})}, [
+            f"{state.target}: {len(nodes)} op(s) the QAT model does not annotate "
+            f"({', '.join(nodes[:2])}) stay float, as TFLiteConverter keeps them; annotate them "
+            "(tfmot quantize_annotate_layer) for a full-integer model"] if nodes else []
     if not inputs:  # onnxruntime's calibrator needs feeds
         return model, {"quantize": "none"}, [
             f"{state.target}: the graph has no inputs (its outputs are constants), so there is "
             "nothing to calibrate; written as float"]
     try:
-        model = to_int8(model, inputs, options.samples(inputs), nodes if qat else None)
+        model = to_int8(model, inputs, calibration(state, options, inputs))
     except Exception as err:  # noqa: BLE001 -- onnxruntime's quantizer raises anything
         from graphfreeze.errors import GraphFreezeError, InputError, first_line
 
@@ -202,13 +206,28 @@ def apply(state, options, model, inputs, qat: bool):
             raise
         raise InputError(f"{state.model.graph_file}: onnxruntime's quantizer fails on the model "
                          f"({first_line(err)}); use the onnx or onnx-fp16 target") from err
-    facts = {"quantize": "int8", "calibration": options.calibration_data() or "synthetic",
-             **({"calibrated_nodes": nodes} if qat else {})}
+    facts = {"quantize": "int8", "calibration": options.calibration_data() or "synthetic"}
     if options.calibration_data() is not None:
         return model, facts, []
-    what = f"{len(nodes)} op(s) without learned ranges ({', '.join(nodes[:2])})" if qat \
-        else "calibrated"
-    return model, facts, [f"{state.target}: {what}{' calibrated' if qat else ''} on "
-                          f"{options.calibration_samples} synthetic random inputs, so int8 "
-                          "accuracy on real data is unknown; pass --calibration FILE.npz with "
-                          "real samples"]
+    return model, facts, [f"{state.target}: calibrated on {options.calibration_samples} "
+                          "synthetic random inputs, so int8 accuracy on real data is unknown; "
+                          "pass --calibration FILE.npz with real samples"]
+
+
+def calibration(state, options, inputs, seed: int = 1) -> list[list]:
+    """The samples int8 calibrates on, as edge-int8 takes them (`index_ranges`: the user's ids
+    checked against the tables they index, seeded ids and masks within their ranges), in runs
+    of the inputs' fixed batch when they have one (onnxruntime feeds each as it is)."""
+    import numpy as np
+    from graphfreeze.graph.index_ranges import calibration_samples
+
+    found = calibration_samples(state.graph_def, options.samples(inputs, seed),
+                                [info.name for info in inputs], options.calibration_data(), seed)
+    fixed = {info.shape[0] if info.shape and len(info.shape) > 1 else None for info in inputs}
+    batch = fixed.pop() if len(fixed) == 1 else None
+    if not batch or not found or all(np.shape(v)[0] == batch for v in found[0]):
+        return found  # no fixed batch, or samples of that batch already (seeded)
+    rows = [found[(k + j) % len(found)] for k in range(0, len(found), batch)
+            for j in range(batch)]  # the last run filled from the first samples
+    return [[np.concatenate(part) for part in zip(*rows[k:k + batch], strict=True)]
+            for k in range(0, len(rows), batch)]
