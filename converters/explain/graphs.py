@@ -30,6 +30,11 @@ def node_keys(artifact, nodes: list[str]) -> dict[str, str]:
         graph_def = _saved_model_graph(where)
     else:
         return {}
+    return graph_def_keys(graph_def, nodes)
+
+
+def graph_def_keys(graph_def, nodes: list[str]) -> dict[str, str]:
+    """{node: its key in Model Explorer's graph of `graph_def` as written}: its index."""
     wanted = set(nodes)
     return {n.name: str(i) for i, n in enumerate(graph_def.node) if n.name in wanted}
 

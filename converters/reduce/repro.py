@@ -45,6 +45,11 @@ def write(job, outputs, cuts, out_dir, tries, start, force=False):
     paths = {"pb": base + ".pb", "script": base + ".py", "json": base + ".json"}
     if feeds:
         paths["npz"] = base + ".npz"
+    drawn = overlay(job, sub, outputs) if job.sig.kind == "diverges" else None
+    if drawn:
+        from graphfreeze.explain.overlay import overlay_path
+
+        paths["overlay"] = overlay_path(paths["pb"], "divergence")
     storage.check_writable(list(paths.values()), force)
     inputs = [(n.name, _dims(n.attr["shape"].shape)) for n in sub.node
               if n.op == "Placeholder"]
@@ -65,7 +70,9 @@ def write(job, outputs, cuts, out_dir, tries, start, force=False):
               "trial_seconds": round(job.trials.seconds, 1),
               "seconds": round(time.monotonic() - start, 1),
               "stock_command": command,
-              "freeze_command": ours}
+              "freeze_command": ours,
+              **({"explain": {"divergence": storage.basename(paths["overlay"])}}
+                 if drawn else {})}
     import io
 
     import numpy as np
@@ -77,6 +84,9 @@ def write(job, outputs, cuts, out_dir, tries, start, force=False):
             buffer = io.BytesIO()
             np.savez(buffer, **feeds)
             txn.put(paths["npz"], buffer.getvalue())
+        if drawn:
+            txn.put(paths["overlay"], (json.dumps(drawn, indent=1, sort_keys=True) +
+                                       "\n").encode())
         txn.put(paths["json"], (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
         txn.commit()
     running = start_stock(paths["script"])  # while the repro is tried again, here
@@ -89,6 +99,26 @@ def write(job, outputs, cuts, out_dir, tries, start, force=False):
     return Reduced(paths, command, job.sig.said(), (len(job.graph_def.node), len(sub.node)),
                    op_counts(sub), job.trials.count, time.monotonic() - start, stock,
                    record["same_in_tries"])
+
+
+def overlay(job, sub, outputs) -> dict | None:
+    """The reduced divergence drawn for Model Explorer (a node-data file keyed by the reduced
+    .pb's nodes, as --explain draws an artifact's: explain/overlay.py), or None when the
+    locator did not report each node's |diff|."""
+    from graphfreeze.explain.graphs import graph_def_keys
+    from graphfreeze.explain.overlay import RED_AT, node_data
+    from graphfreeze.reduce.run import divergence_of
+
+    found = divergence_of(job, sub, outputs) or {}
+    values = found.get("per_node") or {}
+    keys = graph_def_keys(sub, list(values))
+    if not keys:
+        return None
+    measure = "mean |diff|" if found.get("metric") == "mean_abs_diff" else "max |diff|"
+    return node_data(f"{measure} of the {job.target} model against TensorFlow (tolerance "
+                     f"{found.get('tolerance', 0):g})",
+                     {keys[n]: tuple(v) for n, v in values.items() if n in keys},
+                     RED_AT["divergence"])
 
 
 def _rewrite(path: str, record: dict) -> None:

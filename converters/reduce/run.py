@@ -56,6 +56,8 @@ class _Job:
         self.target = request.targets[0]
         self.feeds: dict = {}  # divergences: the inputs, and the cut tensors' values
         self.sig = None
+        self.divergence = None
+        self.divergences: dict = {}  # subgraph -> where it diverged (the repro's overlay)
 
     def freeze(self) -> None:
         """The frozen graph the converter gets: the target's own stages before its export,
@@ -103,7 +105,9 @@ class _Job:
         return self.result()
 
     def result(self):
-        return signatures.of(self.trials.result(), self.op_types, self.names)
+        outcome = self.trials.result()
+        self.divergence = (outcome.details or {}).get("divergence")  # the last trial's
+        return signatures.of(outcome, self.op_types, self.names)
 
     def submit(self, graph_def, outputs, verify: bool, feeds: dict | None = None) -> None:
         from graphfreeze.convert import Request, prepare
@@ -208,6 +212,8 @@ class _Job:
             sub = self.graph.subgraph(outputs, cuts)
             sig = self.trial(sub, outputs, self.verify, self._feeds(sub))
             same = self.sig.matches(sig)
+            if same and self.divergence:
+                self.divergences[_key(sub)] = self.divergence
             self.log(f"trial {self.trials.count}: {len(sub.node)} nodes, output "
                      f"{', '.join(outputs)}: {'fails the same way' if same else 'does not'}")
             return same
@@ -217,3 +223,19 @@ class _Job:
             hints.append(self.sig.text)
         hints += [n for n in self.graph.order if self.graph.ops[n] in self.sig.ops]
         return Search(self.graph, fails, budget, self.log).run(self.outputs, hints)
+
+
+def _key(graph_def) -> str:
+    import hashlib
+
+    return hashlib.sha256(graph_def.SerializeToString(deterministic=True)).hexdigest()
+
+
+def divergence_of(job, sub, outputs) -> dict | None:
+    """Where the reduced graph `sub` diverges (its trial's locator report): from the search,
+    else one more trial."""
+    found = job.divergences.get(_key(sub))
+    if found is None and job.feeds:
+        job.trial(sub, outputs, job.verify, job._feeds(sub))  # noqa: SLF001
+        found = job.divergence
+    return found

@@ -43,6 +43,16 @@ def test_a_divergence_is_reduced_with_the_inputs_it_needs(family, freeze, tmp_pa
 
     with np.load(out / "model.ckpt.tflite.reduced.npz") as feeds:
         assert sorted(feeds.files) == record["inputs"]
+    # its divergence drawn for Model Explorer, keyed by the reduced .pb's node indexes
+    from graphfreeze.explain.overlay import WORST
+    from tensorflow.core.framework.graph_pb2 import GraphDef
+
+    overlay = out / "model.ckpt.tflite.reduced.pb.divergence.json"
+    assert record["explain"] == {"divergence": overlay.name}
+    drawn = json.loads(overlay.read_text())["results"]
+    nodes = GraphDef.FromString((out / "model.ckpt.tflite.reduced.pb").read_bytes()).node
+    worst = [nodes[int(k)].name for k, v in drawn.items() if v["bgColor"] == WORST]
+    assert worst and f"first at node '{worst[0]}'" in record["failure"], (drawn, record)
 
 
 def test_a_model_that_converts_is_said_and_nothing_written(family, freeze, tmp_path,

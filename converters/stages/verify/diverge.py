@@ -13,6 +13,7 @@ from __future__ import annotations
 
 SKIP_OPS = {"Const", "Placeholder", "PlaceholderWithDefault", "NoOp"}
 LOCATOR_ROWS = 8  # the locator keeps every tensor: it runs on the first rows only
+PER_NODE_UP_TO = 32  # graphs of at most this many compared tensors report each one's |diff|
 
 
 def fixed_batch(infos) -> int | None:
@@ -102,9 +103,12 @@ def locate(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff",
              "agreeing_inputs": _agreeing_inputs(state.graph_def, r["node"], ok)}
             for r in measured["rows"] if not r["ok"]][:limit]
     unmatched = measured["unmatched"]
-    return {"available": True, "tolerance": tolerance, "metric": metric, "compared": len(ok),
-            "not_in_original": len(unmatched), "folded_examples": unmatched[:3],
-            "first": rows, "diverged": sum(not r["ok"] for r in measured["rows"])}
+    found = {"available": True, "tolerance": tolerance, "metric": metric, "compared": len(ok),
+             "not_in_original": len(unmatched), "folded_examples": unmatched[:3],
+             "first": rows, "diverged": sum(not r["ok"] for r in measured["rows"])}
+    if len(ok) <= PER_NODE_UP_TO:  # a small graph (a reduced repro): every node's, to draw
+        found["per_node"] = {n: list(v) for n, v in overlay_values(measured).items()}
+    return found
 
 
 def overlay_values(measured: dict) -> dict:
