@@ -133,3 +133,20 @@ def test_a_keras_hub_file_without_keras_hub_names_the_extra(family, tmp_path):
     assert "keras_hub>BertBackbone" in line and "pip install 'graphfreeze[keras-hub]'" in line, \
         line
     assert not (path.parent / "out").exists()
+
+
+def test_a_dynamic_sequence_length_reaches_tflite(family, freeze, tmp_path, monkeypatch):
+    """Without --inputs a keras-hub export takes [?,?]: tflite keeps both dimensions dynamic
+    (as TFLiteConverter does on the SavedModel) and verifies at the data's length; edge-int8
+    calibrates at that length and says so."""
+    path, _ = family("hub_bert_export")
+    monkeypatch.chdir(path.parent)
+    data = _tokens(tmp_path / "tokens.npz", ["padding_mask", "segment_ids", "token_ids"], rows=4)
+    result = freeze(path.name, "--target", "tflite,edge-int8", "--verify-data", data,
+                    "-o", f"{tmp_path}/dyn/")
+    assert result.exit_code == 0, result.output
+    assert "dynamic dimensions are fixed to the length of" in " ".join(result.output.split())
+    for suffix, shape in ((".edge-int8.tflite", [1, 16]), ("saved_model.tflite", [-1, -1])):
+        car = _car(tmp_path / "dyn", suffix)
+        assert car["verification"]["passed"], car["verification"]
+        assert {i["shape"] == shape for i in car["tflite_io"]["inputs"].values()} == {True}, car

@@ -21,12 +21,18 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
     """TFLiteConverter for `options`; int8 calibrates on `samples` (default: from options)."""
     import tensorflow as tf
 
-    shapes = [(ref.node, [1 if d is None else d for d in info.shape])
+    # an unknown batch converts as 1 (verification resizes it); an input with another unknown
+    # dimension keeps them all dynamic (-1), as TFLiteConverter keeps a SavedModel's (a batch
+    # of 1 beside a dynamic length does not resize), and the interpreter is resized to the data
+    shapes = [(ref.node, [-1 if d is None and None in info.shape[1:] else 1 if d is None else d
+                          for d in info.shape])
               for ref, info in zip(state.inputs, inputs, strict=True)]
     if shapes:  # recurrent loops' TensorLists get the element shapes these inputs give
         graph_def = static_element_shapes(graph_def, dict(shapes))
     if learned_ranges(graph_def, options):
-        conv = qat_converter(graph_def, [(ref.name, info.dtype, shape) for ref, info, (_, shape)
+        conv = qat_converter(graph_def, [(ref.name, info.dtype, [None if d == -1 else d
+                                                                  for d in shape])
+                                         for ref, info, (_, shape)
                                          in zip(state.inputs, inputs, shapes, strict=True)],
                              [ref.name for ref in state.outputs], options.quantize == "int8")
         ops = [tf.lite.OpsSet.TFLITE_BUILTINS]

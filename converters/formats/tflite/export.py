@@ -69,13 +69,11 @@ def run(state, options: TFLiteOptions):
     from graphfreeze.io.trees import artifact_digest
 
     inputs, outputs = io_infos(state)
-    for info in inputs:
-        if info.shape is None or None in info.shape[1:]:
-            shape = "unknown" if info.shape is None else \
-                "[" + ",".join("?" if d is None else str(d) for d in info.shape) + "]"
-            raise InputError(f"input '{info.name}' has shape {shape}; TFLite needs every "
-                             "dimension but the batch known: give them, e.g. --inputs "
-                             f"'{info.name.rsplit(':', 1)[0]}[1,...]' with your model's dims")
+    for info in inputs:  # unknown dimensions stay dynamic, as TFLiteConverter keeps them
+        if info.shape is None:
+            raise InputError(f"input '{info.name}' has unknown rank; TFLite needs its rank: give "
+                             f"its shape, e.g. --inputs '{info.name.rsplit(':', 1)[0]}[1,...]' "
+                             "with your model's dims (? for a dynamic one)")
     if options.quantize == "int16x8" and is_qat(state.graph_def):
         raise InputError(f"{state.model.graph_file}: quantization-aware trained with int8 "
                          "ranges (FakeQuant ops), which 16x8 quantization cannot use; use "
@@ -91,7 +89,9 @@ def run(state, options: TFLiteOptions):
         not text_ops.text_ops(state.graph_def)  # its calibrator crashes on loops, lacks TF-Text
     integer = options.quantize in ("int8", "int16x8") and not qat
     samples = int8.samples(state, options, inputs) if integer or report else None
-    data = convert(state, options, inputs, samples)
+    # calibration runs at one length: a dynamic dimension takes the samples' (said below)
+    concrete = calibrated_shapes(inputs, samples) if samples else inputs
+    data = convert(state, options, concrete if integer else inputs, samples)
     model = None
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
         model = int8.build(data, options, state.model.graph_file, samples,
@@ -106,6 +106,7 @@ def run(state, options: TFLiteOptions):
     warnings = list(state.notes.get("warnings", []))
     if integer:
         warnings += calibration_warning(state, options, inputs)
+        warnings += dynamic_warning(state, options, inputs, concrete)
     if rest:
         warnings.append(kept_float(state.target, rest))
     facts = {"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
@@ -120,7 +121,7 @@ def run(state, options: TFLiteOptions):
                 if qat else {})}
     summary = ()
     if report:
-        more, summary, warning = layer_report(state, options, inputs, samples, model)
+        more, summary, warning = layer_report(state, options, concrete, samples, model)
         facts.update(more)
         warnings.extend([warning] if warning else [])
     more, lines = text_ops.runtime_needs(data)
@@ -134,6 +135,32 @@ def run(state, options: TFLiteOptions):
         artifact = int8.attach(artifact, model, {n.name for n in state.graph_def.node})
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
                                if warnings else state.notes)
+
+
+def calibrated_shapes(inputs, samples: list) -> list:
+    """`inputs` with each dynamic non-batch dimension set to the calibration samples' (the
+    user's data, else the seeded samples' default)."""
+    return [dataclasses.replace(info, shape=(info.shape[0], *(
+        int(got) if d is None else d for d, got in zip(info.shape[1:], sample.shape[1:],
+                                                       strict=False))))
+            if info.shape and None in info.shape[1:] and len(sample.shape) == len(info.shape)
+            else info for info, sample in zip(inputs, samples[0], strict=True)]
+
+
+def dynamic_warning(state, options: TFLiteOptions, inputs, concrete) -> list[str]:
+    """A warning when int8 fixed a dynamic dimension to calibrate."""
+    def dims(shape) -> str:
+        return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+    fixed = [f"'{i.name}' {dims(i.shape)} -> {dims(c.shape)}"
+             for i, c in zip(inputs, concrete, strict=True) if i.shape != c.shape]
+    if not fixed:
+        return []
+    source = f"the length of {options.calibration_data()}" if options.calibration_data() \
+        else "the synthetic samples' default length"
+    return [f"{state.target}: int8 calibrates at one length, so dynamic dimensions are fixed to "
+            f"{source}: {', '.join(fixed)}; give yours with --inputs (e.g. "
+            f"'{inputs[0].name.rsplit(':', 1)[0]}[1,N]')"]
 
 
 def calibration_warning(state, options: TFLiteOptions, inputs) -> list[str]:

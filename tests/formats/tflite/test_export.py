@@ -160,15 +160,14 @@ def test_converter_error_ops_parser(message, flex, nowhere):
     assert converter_error_ops(message) == (flex, nowhere)
 
 
-def test_an_input_without_a_full_shape_is_refused(iris, tmp_path):
+def test_an_input_of_unknown_rank_is_refused(iris, tmp_path):
     graph_def = type(iris.graph_def)()
     graph_def.CopyFrom(iris.graph_def)
     (x,) = [n for n in graph_def.node if n.name == "x"]
-    for dim in x.attr["shape"].shape.dim:
-        dim.size = -1
+    x.attr["shape"].shape.unknown_rank = True
+    del x.attr["shape"].shape.dim[:]
     state = dataclasses.replace(iris, graph_def=graph_def)
-    with pytest.raises(InputError, match=r"input 'x:0' has shape \[\?,\?\]; TFLite needs "
-                                         r"every dimension but the batch known: give them, e\.g\. "
-                                         r"--inputs 'x\[1,\.\.\.\]'"):
+    with pytest.raises(InputError, match=r"input 'x:0' has unknown rank; TFLite needs its rank: "
+                                         r"give its shape, e\.g\. --inputs 'x\[1,\.\.\.\]'"):
         export(state, tflite.run, TFLiteOptions(), tmp_path / "s.tflite", "tflite")
     assert list(tmp_path.iterdir()) == []
