@@ -76,3 +76,10 @@ class Graph:
             self._by_name = {n.name: n for n in self.graph_def.node}
         names = [node_of(i) for i in self._by_name[node].input if not is_control(i)]
         return [n for n in dict.fromkeys(names) if self.ops.get(n) not in FREE]
+
+
+def key(graph_def) -> str:
+    """A subgraph's identity (the same outputs and cuts give the same bytes)."""
+    import hashlib
+
+    return hashlib.sha256(graph_def.SerializeToString(deterministic=True)).hexdigest()

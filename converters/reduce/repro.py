@@ -107,8 +107,6 @@ def overlay(job, sub, outputs) -> dict | None:
     locator did not report each node's |diff|."""
     from graphfreeze.explain.graphs import graph_def_keys
     from graphfreeze.explain.overlay import RED_AT, node_data
-    from graphfreeze.reduce.run import divergence_of
-
     found = divergence_of(job, sub, outputs) or {}
     values = found.get("per_node") or {}
     keys = graph_def_keys(sub, list(values))
@@ -119,6 +117,18 @@ def overlay(job, sub, outputs) -> dict | None:
                      f"{found.get('tolerance', 0):g})",
                      {keys[n]: tuple(v) for n, v in values.items() if n in keys},
                      RED_AT["divergence"])
+
+
+def divergence_of(job, sub, outputs) -> dict | None:
+    """Where the reduced graph `sub` diverges (its trial's locator report): from the search,
+    else one more trial."""
+    from graphfreeze.reduce.cut import key
+
+    found = job.divergences.get(key(sub))
+    if found is None and job.feeds:
+        job.trial(sub, outputs, job.verify, job._feeds(sub))  # noqa: SLF001
+        found = job.divergence
+    return found
 
 
 def _rewrite(path: str, record: dict) -> None:

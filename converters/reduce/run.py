@@ -212,8 +212,10 @@ class _Job:
             sub = self.graph.subgraph(outputs, cuts)
             sig = self.trial(sub, outputs, self.verify, self._feeds(sub))
             same = self.sig.matches(sig)
+            from graphfreeze.reduce.cut import key
+
             if same and self.divergence:
-                self.divergences[_key(sub)] = self.divergence
+                self.divergences[key(sub)] = self.divergence
             self.log(f"trial {self.trials.count}: {len(sub.node)} nodes, output "
                      f"{', '.join(outputs)}: {'fails the same way' if same else 'does not'}")
             return same
@@ -224,18 +226,3 @@ class _Job:
         hints += [n for n in self.graph.order if self.graph.ops[n] in self.sig.ops]
         return Search(self.graph, fails, budget, self.log).run(self.outputs, hints)
 
-
-def _key(graph_def) -> str:
-    import hashlib
-
-    return hashlib.sha256(graph_def.SerializeToString(deterministic=True)).hexdigest()
-
-
-def divergence_of(job, sub, outputs) -> dict | None:
-    """Where the reduced graph `sub` diverges (its trial's locator report): from the search,
-    else one more trial."""
-    found = job.divergences.get(_key(sub))
-    if found is None and job.feeds:
-        job.trial(sub, outputs, job.verify, job._feeds(sub))  # noqa: SLF001
-        found = job.divergence
-    return found
