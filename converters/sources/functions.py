@@ -42,14 +42,16 @@ class FunctionModel(FrozenModel):
 
 
 def freeze_function(func, input_keys: list[str], output_keys: list[str],
-                    where: str = "the model"):
+                    where: str = "the model", owner=None):
     """`_freeze`, then the frozen graph checked like any read from a file: a model TensorFlow
-    loads but cannot freeze into a sound graph (a broken file at `where`) is an InputError."""
+    loads but cannot freeze into a sound graph (a broken file at `where`) is an InputError.
+    Lookup tables the function captures are frozen in (`graph/tables.py`; `owner` holds them)."""
     import tensorflow as tf
     from graphfreeze.graph.checks.validate import check_graph_def
+    from graphfreeze.graph.tables import freeze_tables
 
     try:
-        graph_def = _freeze(func, input_keys, output_keys)
+        graph_def = freeze_tables(_freeze(func, input_keys, output_keys), func, owner, where)
     except (ValueError, TypeError, KeyError, tf.errors.OpError) as err:
         raise InputError(f"{where}: TensorFlow cannot freeze this model ({first_line(err)}); "
                          "the file is corrupt, re-export the model") from err

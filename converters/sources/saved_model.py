@@ -108,7 +108,8 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default",
     input_keys = list(getattr(fn, "_arg_keywords", None) or
                       sorted(fn.structured_input_signature[1]))
     output_keys = sorted(fn.structured_outputs)
-    graph_def = freeze_function(fn, input_keys, output_keys, storage.join(path, "saved_model.pb"))
+    graph_def = freeze_function(fn, input_keys, output_keys, storage.join(path, "saved_model.pb"),
+                                owner=loaded)
 
     def call(feeds: dict) -> dict:
         result = fn(**{k: tf.constant(v) for k, v in feeds.items()})
