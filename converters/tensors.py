@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -13,6 +14,8 @@ class TensorInfo:
     name: str  # "x:0"
     dtype: str  # "float32"
     shape: tuple[int | None, ...] | None  # None: unknown rank
+    # What values an input takes (data/domains.Domain: table keys, vocabulary, ragged splits)
+    domain: Any = field(default=None, compare=False, repr=False)
 
     def as_json(self) -> dict:
         return {"name": self.name, "node": self.name.rsplit(":", 1)[0], "dtype": self.dtype,
@@ -38,8 +41,13 @@ def io_infos(state) -> tuple[tuple[TensorInfo, ...], tuple[TensorInfo, ...]]:
     """(inputs, outputs) of state.graph_def, worked out once per graph for all targets."""
     cached = state.memo.get("io_infos")
     if cached is None or cached[0] is not state.graph_def:
+        from graphfreeze.data.domains import domains
+
         infos = tensor_infos(state.graph_def, [*state.inputs, *state.outputs])
-        cached = (state.graph_def, infos[:len(state.inputs)], infos[len(state.inputs):])
+        inputs = infos[:len(state.inputs)]
+        found = domains(state.graph_def, inputs)
+        inputs = tuple(replace(i, domain=found.get(i.name)) for i in inputs)
+        cached = (state.graph_def, inputs, infos[len(state.inputs):])
         state.memo["io_infos"] = cached
     return cached[1], cached[2]
 
@@ -57,7 +65,7 @@ def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model",
     from graphfreeze.errors import InputError
     from graphfreeze.graph.checks.validate_values import check_feed_size
 
-    domains = domains or {}
+    domains = {**{i.name: i.domain for i in infos if i.domain is not None}, **(domains or {})}
     rng = np.random.default_rng(seed)
     fixed = {i.shape[0] for i in infos if i.shape and len(i.shape) > 1 and i.shape[0] is not None}
     if len(fixed) == 1:

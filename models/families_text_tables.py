@@ -24,8 +24,9 @@ def _save(module, out: str, serve) -> None:
 
 
 def static_hash_table(out: str) -> dict:
-    """A TF2 SavedModel with two `tf.lookup.StaticHashTable`s: string color -> int64 id (then
-    an embedding row) and int64 code -> float weight."""
+    """A TF2 SavedModel with `tf.lookup.StaticHashTable`s: a color (lower-cased as UTF-8) ->
+    int64 id (then an embedding row), the id -> the color's name (a string output), and an
+    int64 code -> float weight (a table TFLite's builtins cannot hold: android, server)."""
     import numpy as np
     import tensorflow as tf
 
@@ -37,6 +38,8 @@ def static_hash_table(out: str) -> dict:
             self.codes = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
                 tf.constant([3, 7, 11, 42], tf.int64), tf.constant([0.5, 1.5, 2.5, 3.5])),
                 default_value=0.0)
+            self.names = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+                tf.range(len(COLORS), dtype=tf.int64), tf.constant(COLORS)), default_value="?")
             rng = np.random.default_rng(0)
             self.embedding = tf.Variable(
                 rng.standard_normal((len(COLORS) + 1, 4)).astype(np.float32), name="embedding")
@@ -44,14 +47,15 @@ def static_hash_table(out: str) -> dict:
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="color"),
                                       tf.TensorSpec([None], tf.int64, name="code")])
         def serve(self, color, code):
-            ids = self.colors.lookup(color)
+            ids = self.colors.lookup(tf.strings.lower(color, encoding="utf-8"))
             rows = tf.gather(self.embedding, ids + 1)
-            return {"ids": ids, "vector": rows * tf.expand_dims(self.codes.lookup(code), -1)}
+            return {"ids": ids, "name": self.names.lookup(ids),
+                    "vector": rows * tf.expand_dims(self.codes.lookup(code), -1)}
 
     module = Tables()
     _save(module, out, module.serve)
     return _entry([{"name": "color", "shape": [1], "dtype": "string"},
-                   {"name": "code", "shape": [1], "dtype": "int64"}])
+                   {"name": "code", "shape": [1], "dtype": "int64"}], targets=["android", "server"])
 
 
 def mutable_hash_table(out: str) -> dict:

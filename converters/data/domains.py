@@ -13,8 +13,7 @@ PASS_OPS = {"Identity", "Cast", "Reshape", "ExpandDims", "Squeeze", "StringLower
             "ConcatV2", "Pack", "SelectV2", "Select", "Where", "GatherV2"}
 GATHER_OPS = {"GatherV2": 1, "Gather": 1, "ResourceGather": 1}
 FIND_OPS = {"LookupTableFindV2", "LookupTableFind"}
-UTF8_OPS = {"UnicodeDecode", "UnicodeDecodeWithOffsets", "UnicodeTranscode", "UnicodeEncode",
-            "StaticRegexReplace", "RegexReplace", "RegexFullMatch", "StaticRegexFullMatch"}
+UTF8_OPS = {"UnicodeDecode", "UnicodeDecodeWithOffsets", "UnicodeTranscode"}
 DEPTH = 10
 
 

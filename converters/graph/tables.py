@@ -141,3 +141,31 @@ def freeze_tables(graph_def, func, owner=None, where: str = "the model"):
     graph_def.node.extend(added)
     graph_def.node.add(name=TABLE_INIT, op="NoOp", input=[f"^{i}" for i in inits])
     return graph_def
+
+
+def saved_model_converter(graph_def, inputs: list[str], outputs: list[str]):
+    """TFLiteConverter.from_saved_model on a TF1 SavedModel of `graph_def` whose init op is
+    `init_all_tables`, as TensorFlow converts a SavedModel with tables: its HASHTABLE ops are
+    filled by an initializer subgraph the interpreter runs once (CALL_ONCE); inputs keep their
+    unknown dims and their tensor names. The folder lives as long as the converter."""
+    import tempfile
+
+    import tensorflow as tf
+    from graphfreeze.graph.session import import_graph, lean_config
+
+    folder = tempfile.TemporaryDirectory(prefix="graphfreeze-tables-")
+    path = f"{folder.name}/saved_model"
+    graph = import_graph(graph_def)
+    with graph.as_default(), tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
+        builder = tf.compat.v1.saved_model.Builder(path)
+        signature = tf.compat.v1.saved_model.predict_signature_def(
+            {n.rsplit(":", 1)[0]: graph.get_tensor_by_name(n) for n in inputs},
+            {n.rsplit(":", 1)[0]: graph.get_tensor_by_name(n) for n in outputs})
+        init = TABLE_INIT if any(op.name == TABLE_INIT for op in graph.get_operations()) else None
+        builder.add_meta_graph_and_variables(
+            sess, ["serve"], signature_def_map={"serving_default": signature},
+            main_op=graph.get_operation_by_name(init) if init else None, strip_default_attrs=True)
+        builder.save()
+    conv = tf.lite.TFLiteConverter.from_saved_model(path)
+    conv._graphfreeze_folder = folder  # noqa: SLF001 -- removed with the converter
+    return conv

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graphfreeze.data.domains import domains
 from graphfreeze.process import memory
 from graphfreeze.stages.verify.diverge import reference_run
 from graphfreeze.stages.verify.options import VerifyOptions
@@ -97,8 +96,7 @@ def _inputs(state, options: VerifyOptions, infos):
         data = load(options.verify_data, infos, options.image_scaling())
         return data.inputs, data.labels, data.classes, \
             f"{options.verify_data} ({data.count} rows)", None
-    feeds = sample_inputs(infos, options.batch_size, options.seed, state.model.graph_file,
-                          domains(state.graph_def, infos))
+    feeds = sample_inputs(infos, options.batch_size, options.seed, state.model.graph_file)
     return feeds, None, None, "seeded inputs", None
 
 
