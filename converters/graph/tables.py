@@ -151,12 +151,12 @@ def saved_model_converter(graph_def, inputs: list[str], outputs: list[str]):
     import tempfile
 
     import tensorflow as tf
-    from graphfreeze.graph.session import import_graph, lean_config
 
     folder = tempfile.TemporaryDirectory(prefix="graphfreeze-tables-")
     path = f"{folder.name}/saved_model"
-    graph = import_graph(graph_def)
-    with graph.as_default(), tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
+    graph = tf.Graph()  # (graph/session imports this module: no import back)
+    with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
+        tf.graph_util.import_graph_def(graph_def, name="")
         builder = tf.compat.v1.saved_model.Builder(path)
         signature = tf.compat.v1.saved_model.predict_signature_def(
             {n.rsplit(":", 1)[0]: graph.get_tensor_by_name(n) for n in inputs},
@@ -169,3 +169,23 @@ def saved_model_converter(graph_def, inputs: list[str], outputs: list[str]):
     conv = tf.lite.TFLiteConverter.from_saved_model(path)
     conv._graphfreeze_folder = folder  # noqa: SLF001 -- removed with the converter
     return conv
+
+
+def initialized_tables(graph_def) -> dict:
+    """{shared name (bytes): (keys, values)} of the frozen tables, as tf2onnx's
+    `process_tf_graph(initialized_tables=...)` takes them (its LookupTableFindV2 handler)."""
+    from graphfreeze.graph.consts import tensor_array
+    from graphfreeze.graph.graphdefs import node_of, nodes_by_name
+
+    by_name = nodes_by_name(graph_def)
+    found = {}
+    for node in graph_def.node:
+        if node.op != "LookupTableImportV2":
+            continue
+        table, keys, values = (by_name.get(node_of(n)) for n in node.input[:3])
+        if table is not None and keys is not None and values is not None and \
+                keys.op == values.op == "Const":
+            name = table.attr["shared_name"].s or table.name.encode()
+            found[name] = (tensor_array(keys.attr["value"].tensor),
+                           tensor_array(values.attr["value"].tensor))
+    return found

@@ -12,7 +12,8 @@ import pytest
 from tests.e2e.test_bad_input import assert_failed
 
 SUFFIX = {"android": ".pb", "server": ".savedmodel", "tflite": ".tflite",
-          "tflite-fp16": ".tflite-fp16.tflite", "tflite-dynamic": ".tflite-dynamic.tflite"}
+          "tflite-fp16": ".tflite-fp16.tflite", "tflite-dynamic": ".tflite-dynamic.tflite",
+          "onnx": ".onnx"}
 
 
 def _in_folder(family, monkeypatch, name: str):
@@ -23,7 +24,7 @@ def _in_folder(family, monkeypatch, name: str):
 
 @pytest.mark.parametrize("name,targets", [
     ("static_hash_table", "android,server"),  # string, int64 keys; a string output
-    ("keras_string_lookup", "android,server,tflite,tflite-fp16,tflite-dynamic"),
+    ("keras_string_lookup", "android,server,tflite,tflite-fp16,tflite-dynamic,onnx"),
     ("ragged_lookup", "android,server,tflite"),  # TFLiteConverter takes the row splits too
 ])
 def test_a_model_with_lookup_tables_converts_and_verifies(family, freeze, monkeypatch, name,
@@ -64,6 +65,8 @@ def test_string_data_verifies_and_bad_strings_are_one_line(family, freeze, monke
                   3, "latin1.npz", "'color:0'", "not UTF-8", "StringLower")
     assert_failed(freeze(path, "--target", "android", "--verify-data", "rank.npz", "-o", "b/"),
                   3, "rank.npz", "'color:0' takes [?]")
+    assert_failed(freeze(path, "--target", "edge-int8", "-o", "b/"),  # TFLiteConverter crashes
+                  3, "input 'color:0' is a string", "tflite-dynamic")
 
 
 def test_token_ids_out_of_the_vocabulary_are_refused(family, freeze, monkeypatch):

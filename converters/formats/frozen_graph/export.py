@@ -10,6 +10,7 @@ from graphfreeze.errors import OutputError
 from graphfreeze.formats.frozen_graph.runtime import open_frozen
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, check_public_ops, serialize_chunks
 from graphfreeze.graph.skeleton import is_big_const
+from graphfreeze.graph.tables import init_node
 from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
@@ -42,12 +43,15 @@ def run(state, options: FrozenGraphOptions):
 
     staged = state.files.put(state.output_path, chunks())  # hashed as it streams
     inputs, outputs = io_infos(state)
+    init = init_node(graph_def)
     artifact = Artifact(
         path=state.output_path, sha256=digest.hexdigest(), size=written[0], format=FORMAT,
         inputs=inputs, outputs=outputs, staged=staged, loaded=graph_def,
-        facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def)},
-        summary=(f"android: feed({', '.join(repr_node(t) for t in inputs)}), "
-                 f"fetch({', '.join(repr_node(t) for t in outputs)})",))
+        facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def),
+               **({"init_op": init} if init else {})},
+        summary=((f'android: run("{init}") once (fills the lookup tables)',) if init else ()) +
+        (f"android: feed({', '.join(repr_node(t) for t in inputs)}), "
+         f"fetch({', '.join(repr_node(t) for t in outputs)})",))
     return dataclasses.replace(state, artifact=artifact)
 
 

@@ -74,7 +74,9 @@ class OnnxSession(Session):
         self._verifying = None
 
     def _feeds(self, feeds: dict) -> dict:
-        return {i.name: feeds[i.name] for i in self.inputs}
+        """onnxruntime takes strings as str: TensorFlow's bytes decoded (UTF-8)."""
+        return {i.name: feeds[i.name].astype(str) if i.dtype == "string" else feeds[i.name]
+                for i in self.inputs}
 
     def run(self, feeds: dict) -> list:
         import onnx
