@@ -60,6 +60,29 @@ def static_hash_table(out: str) -> dict:
                    {"name": "code", "shape": [1], "dtype": "int64"}], targets=["android", "server"])
 
 
+def tf1_table_savedmodel(out: str) -> dict:
+    """A TF1 SavedModel (SavedModelBuilder, `main_op=tables_initializer()`, as Estimator
+    exports are) whose word -> id table feeds an embedding lookup."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    with tf.Graph().as_default(), v1.Session() as sess:
+        word = v1.placeholder(tf.string, [None], name="word")
+        table = v1.lookup.StaticHashTable(v1.lookup.KeyValueTensorInitializer(
+            tf.constant(WORDS), tf.range(len(WORDS), dtype=tf.int64)), -1)
+        weights = v1.get_variable("embedding", [len(WORDS) + 1, 4],
+                                  initializer=v1.random_normal_initializer(seed=0))
+        vector = tf.gather(weights, table.lookup(word) + 1, name="vector")
+        sess.run([v1.global_variables_initializer(), v1.tables_initializer()])
+        builder = v1.saved_model.Builder(os.path.join(out, "saved_model"))
+        builder.add_meta_graph_and_variables(
+            sess, ["serve"], main_op=v1.tables_initializer(),
+            signature_def_map={"serving_default": v1.saved_model.predict_signature_def(
+                {"word": word}, {"vector": vector})})
+        builder.save()
+    return _entry([{"name": "word", "shape": [1], "dtype": "string"}])
+
+
 def mutable_hash_table(out: str) -> dict:
     """A `tf.lookup.experimental.MutableHashTable` whose contents are inserted at run time:
     nothing to freeze, refused in one line."""
@@ -175,6 +198,7 @@ def ragged_lookup(out: str) -> dict:
 
 
 def builders() -> dict:
-    return {f.__name__: f for f in (static_hash_table, mutable_hash_table, keras_string_lookup,
+    return {f.__name__: f for f in (static_hash_table, tf1_table_savedmodel, mutable_hash_table,
+                                    keras_string_lookup,
                                     keras_text_vectorization, keras_hashing, token_embedding,
                                     ragged_lookup)}

@@ -11,6 +11,8 @@ Whoever runs the frozen graph runs `init_all_tables` once before the outputs (`r
 
 from __future__ import annotations
 
+import contextlib
+
 from graphfreeze.errors import InputError
 
 TABLE_INIT = "init_all_tables"
@@ -68,12 +70,12 @@ def _tables_by_handle(trackable) -> dict[int, object]:
 
 
 def freeze_tables(graph_def, func, owner=None, where: str = "the model"):
-    """`graph_def` (frozen from `func`) with every captured lookup table frozen in, plus
-    `init_all_tables`; `owner` is the loaded object holding the tables (their kinds)."""
+    """`graph_def` (frozen from `func`) with every lookup table it reads frozen in, plus
+    `init_all_tables`: tables `func` captures (TF2: a placeholder for the handle) and tables
+    made in the graph without their initializer (a TF1 SavedModel's, filled when it loaded);
+    `owner` is the loaded object holding the tables (their kinds)."""
     import tensorflow as tf
-    from graphfreeze.graph.consts import make_const
     from graphfreeze.graph.graphdefs import consumers, free_name, nodes_by_name, rename_nodes
-    from tensorflow.core.framework import node_def_pb2
 
     handles = {internal.op.name: external for external, internal in func.graph.captures
                if external.dtype == tf.resource}
@@ -86,61 +88,98 @@ def freeze_tables(graph_def, func, owner=None, where: str = "the model"):
             found += through_identities(user) if by_name[user].op == "Identity" else [user]
         return found
 
-    users = {name: through_identities(name) for name in handles if name in by_name}
-    tables = [name for name, node in by_name.items() if name in handles and
-              node.op == "Placeholder" and any(by_name[u].op in READ_OPS + WRITE_OPS
-                                               for u in users.get(name, ()))]
-    if not tables:
+    users = {name: through_identities(name) for name, node in by_name.items()
+             if name in handles or node.op in TABLE_OPS}
+    captured = [name for name in sorted(handles) if name in by_name and
+                by_name[name].op == "Placeholder" and
+                any(by_name[u].op in READ_OPS + WRITE_OPS for u in users[name])]
+    made = [name for name, node in sorted(by_name.items()) if node.op in TABLE_OPS and
+            not any(by_name[u].op in WRITE_OPS for u in users[name])]
+    if not captured and not made:
         return graph_def
     owners = _tables_by_handle(owner)
     taken = set(by_name)
-    renames, added, inits = {}, [], []
-    for name in sorted(tables):
+    renames, added = {}, []
+    for name in captured + made:
         use = [by_name[u] for u in users[name]]
+        reader = next((u for u in use if u.op in READ_OPS), use[0] if use else by_name[name])
+        if name in handles:
+            table = owners.get(id(handles[name]))
+            kind = next((MUTABLE_KINDS[op] for op in _creator_ops(table) if op in MUTABLE_KINDS),
+                        None)
+        else:
+            kind = MUTABLE_KINDS.get(by_name[name].op)
         writer = next((u for u in use if u.op in WRITE_OPS), None)
-        table = owners.get(id(handles[name]))
-        kind = next((MUTABLE_KINDS[op] for op in _creator_ops(table) if op in MUTABLE_KINDS),
-                    None)
-        reader = next((u for u in use if u.op in READ_OPS), use[0])
         if kind or writer is not None:
             why = f"a {kind}" if kind else f"written at run time by '{writer.name}' ({writer.op})"
             raise InputError(f"{where}: lookup table read by '{reader.name}' is {why}: its "
                              "contents change at run time, so they cannot be frozen into "
                              "constants; build the lookup with a tf.lookup.StaticHashTable "
                              "(or StaticVocabularyTable) and export again")
-        find = next((u for u in use if u.op in FIND_OPS), None)
-        if find is None:
-            raise InputError(f"{where}: lookup table read by '{reader.name}' ({reader.op}) has no "
-                             "lookup to tell its key and value types; look it up with "
-                             "table.lookup in the exported function")
-        key_dtype, value_dtype = find.attr["Tin"].type, find.attr["Tout"].type
-        keys, values = tf.raw_ops.LookupTableExportV2(
-            table_handle=handles[name], Tkeys=tf.as_dtype(key_dtype),
-            Tvalues=tf.as_dtype(value_dtype))
-        new = free_name("hash_table", taken)
+        if name in handles:
+            find = next((u for u in use if u.op in FIND_OPS), None)
+            if find is None:
+                raise InputError(f"{where}: lookup table read by '{reader.name}' ({reader.op}) "
+                                 "has no lookup to tell its key and value types; look it up "
+                                 "with table.lookup in the exported function")
+            dtypes, handle = (find.attr["Tin"].type, find.attr["Tout"].type), handles[name]
+            new = free_name("hash_table", taken)
+        else:  # the table the loader filled, found by its shared name
+            node = by_name[name]
+            dtypes = (node.attr["key_dtype"].type, node.attr["value_dtype"].type)
+            handle = tf.raw_ops.HashTableV2(
+                key_dtype=dtypes[0], value_dtype=dtypes[1], shared_name=node.attr[
+                    "shared_name"].s, container=node.attr["container"].s,
+                use_node_name_sharing=node.attr["use_node_name_sharing"].b)
+            new = name
         taken.add(new)
         renames[name] = new
-        node = by_name[name]
-        node.op = "HashTableV2"
-        for attr in list(node.attr):
-            del node.attr[attr]
-        node.attr["key_dtype"].type = key_dtype
-        node.attr["value_dtype"].type = value_dtype
-        node.attr["shared_name"].s = new.encode()
-        node.attr["container"].s = b""
-        node.attr["use_node_name_sharing"].b = False
-        keys_node = make_const(f"{new}/keys", keys.numpy())
-        values_node = make_const(f"{new}/values", values.numpy())
-        init = node_def_pb2.NodeDef(name=f"{new}/table_init", op="LookupTableImportV2",
-                                    input=[new, keys_node.name, values_node.name])
-        init.attr["Tin"].type = key_dtype
-        init.attr["Tout"].type = value_dtype
-        added += [keys_node, values_node, init]
-        inits.append(init.name)
-    graph_def, _ = rename_nodes(graph_def, renames)
+        added += _filled(by_name[name], new, dtypes, tf.raw_ops.LookupTableExportV2(
+            table_handle=handle, Tkeys=tf.as_dtype(dtypes[0]), Tvalues=tf.as_dtype(dtypes[1])))
+    graph_def, _ = rename_nodes(graph_def, {k: v for k, v in renames.items() if k != v})
     graph_def.node.extend(added)
-    graph_def.node.add(name=TABLE_INIT, op="NoOp", input=[f"^{i}" for i in inits])
+    graph_def.node.add(name=TABLE_INIT, op="NoOp",
+                       input=[f"^{n.name}" for n in added if n.op == "LookupTableImportV2"])
     return graph_def
+
+
+def _filled(node, name: str, dtypes, contents) -> list:
+    """`node` made a HashTableV2 (shared by its own name: deterministic), and the nodes filling
+    it with `contents` (keys, values)."""
+    from graphfreeze.graph.consts import make_const
+    from tensorflow.core.framework import node_def_pb2
+
+    node.op = "HashTableV2"
+    del node.input[:]
+    for attr in list(node.attr):
+        del node.attr[attr]
+    node.attr["key_dtype"].type, node.attr["value_dtype"].type = dtypes
+    node.attr["shared_name"].s = name.encode()
+    node.attr["container"].s = b""
+    node.attr["use_node_name_sharing"].b = False
+    keys = make_const(f"{name}/keys", contents[0].numpy())
+    values = make_const(f"{name}/values", contents[1].numpy())
+    init = node_def_pb2.NodeDef(name=f"{name}/table_init", op="LookupTableImportV2",
+                                input=[name, keys.name, values.name])
+    init.attr["Tin"].type, init.attr["Tout"].type = dtypes
+    return [keys, values, init]
+
+
+@contextlib.contextmanager
+def without_initializer_lists(func):
+    """`func`'s graph without its TF1 table initializer collection while it is frozen:
+    TensorFlow's freezing hands the collection to grappler, which refuses initializers the
+    pruned signature left out (a TF1 SavedModel's `key_value_init`)."""
+    import tensorflow as tf
+
+    key = tf.compat.v1.GraphKeys.TABLE_INITIALIZERS
+    saved = list(func.graph.get_collection(key))
+    func.graph.clear_collection(key)
+    try:
+        yield
+    finally:
+        for item in saved:
+            func.graph.add_to_collection(key, item)
 
 
 def saved_model_converter(graph_def, inputs: list[str], outputs: list[str]):

@@ -48,10 +48,12 @@ def freeze_function(func, input_keys: list[str], output_keys: list[str],
     Lookup tables the function captures are frozen in (`graph/tables.py`; `owner` holds them)."""
     import tensorflow as tf
     from graphfreeze.graph.checks.validate import check_graph_def
-    from graphfreeze.graph.tables import freeze_tables
+    from graphfreeze.graph.tables import freeze_tables, without_initializer_lists
 
     try:
-        graph_def = freeze_tables(_freeze(func, input_keys, output_keys), func, owner, where)
+        with without_initializer_lists(func):
+            graph_def = _freeze(func, input_keys, output_keys)
+        graph_def = freeze_tables(graph_def, func, owner, where)
     except (ValueError, TypeError, KeyError, tf.errors.OpError) as err:
         raise InputError(f"{where}: TensorFlow cannot freeze this model ({first_line(err)}); "
                          "the file is corrupt, re-export the model") from err

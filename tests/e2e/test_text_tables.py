@@ -26,6 +26,7 @@ def _in_folder(family, monkeypatch, name: str):
     ("static_hash_table", "android,server"),  # string, int64 keys; a string output
     ("keras_string_lookup", "android,server,tflite,tflite-fp16,tflite-dynamic,onnx"),
     ("ragged_lookup", "android,server,tflite"),  # TFLiteConverter takes the row splits too
+    ("tf1_table_savedmodel", "android,server,tflite"),  # a table the loader filled
 ])
 def test_a_model_with_lookup_tables_converts_and_verifies(family, freeze, monkeypatch, name,
                                                           targets):
@@ -57,10 +58,13 @@ def test_string_data_verifies_and_bad_strings_are_one_line(family, freeze, monke
     np.savez("words.npz", color=np.array(["Red", "blue", "Grün"]), code=np.array([3, 42, 5]))
     np.savez("latin1.npz", color=np.array([b"Red", b"bl\xfcue", b"x"]), code=np.array([3, 4, 5]))
     np.savez("rank.npz", color=np.array([["red", "blue"]]), code=np.array([3]))
-    result = freeze(path, "--target", "android", "--verify-data", "words.npz", "-o", "ok/")
+    result = freeze(path, "--target", "android", "--verify-data", "words.npz",
+                    "--save-golden", "golden", "-o", "ok/")
     assert result.exit_code == 0, result.output
     with open(f"ok/{path}.pb.json") as f:
         assert json.load(f)["verification"]["passed"]
+    result = freeze("verify", f"ok/{path}.pb", "--golden", "golden")  # strings kept as bytes
+    assert result.exit_code == 0 and "passed" in result.output, result.output
     assert_failed(freeze(path, "--target", "android", "--verify-data", "latin1.npz", "-o", "b/"),
                   3, "latin1.npz", "'color:0'", "not UTF-8", "StringLower")
     assert_failed(freeze(path, "--target", "android", "--verify-data", "rank.npz", "-o", "b/"),
