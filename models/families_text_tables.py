@@ -28,7 +28,8 @@ def _save(module, out: str, serve) -> None:
 def static_hash_table(out: str) -> dict:
     """A TF2 SavedModel with `tf.lookup.StaticHashTable`s: a color (lower-cased as UTF-8) ->
     int64 id (then an embedding row), the id -> the color's name (a string output), and an
-    int64 code -> float weight (a table TFLite's builtins cannot hold: android, server)."""
+    int64 code -> float weight (a table TFLite's builtins cannot hold: android, server).
+    Signature `tokens`: token ids into the embedding; `mutable`: a MutableHashTable lookup."""
     import numpy as np
     import tensorflow as tf
 
@@ -54,8 +55,19 @@ def static_hash_table(out: str) -> dict:
             return {"ids": ids, "name": self.names.lookup(ids),
                     "vector": rows * tf.expand_dims(self.codes.lookup(code), -1)}
 
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.int32, name="tokens")])
+        def tokens(self, tokens):  # ids 0..6 index the embedding's 7 rows
+            return {"pooled": tf.reduce_mean(tf.gather(self.embedding, tokens), axis=1)}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="word")])
+        def mutable(self, word):  # a table filled at run time: refused
+            return {"id": self.filled.lookup(word)}
+
     module = Tables()
-    _save(module, out, module.serve)
+    module.filled = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1)
+    module.filled.insert(tf.constant(WORDS), tf.range(len(WORDS), dtype=tf.int64))
+    tf.saved_model.save(module, os.path.join(out, "saved_model"), signatures={
+        "serving_default": module.serve, "tokens": module.tokens, "mutable": module.mutable})
     return _entry([{"name": "color", "shape": [1], "dtype": "string"},
                    {"name": "code", "shape": [1], "dtype": "int64"}], targets=["android", "server"])
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 PASS_OPS = {"Identity", "Cast", "Reshape", "ExpandDims", "Squeeze", "StringLower", "StringUpper",
             "StaticRegexReplace", "RegexReplace", "StringStrip", "StringSplitV2", "StringSplit",
-            "RaggedTensorToTensor", "Maximum", "Minimum", "AddV2", "Add", "StridedSlice",
-            "ConcatV2", "Pack", "SelectV2", "Select", "Where", "GatherV2"}
+            "RaggedTensorToTensor", "AddV2", "Add", "StridedSlice", "ConcatV2", "Pack",
+            "GatherV2"}  # not clipping (Minimum, Maximum, Select): any id is valid there
 GATHER_OPS = {"GatherV2": 1, "Gather": 1, "ResourceGather": 1}
 FIND_OPS = {"LookupTableFindV2", "LookupTableFind"}
 UTF8_OPS = {"UnicodeDecode", "UnicodeDecodeWithOffsets", "UnicodeTranscode"}

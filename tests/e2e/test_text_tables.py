@@ -48,8 +48,8 @@ def test_a_model_with_lookup_tables_converts_and_verifies(family, freeze, monkey
 
 
 def test_a_mutable_table_is_refused_naming_its_lookup(family, freeze, monkeypatch):
-    path, args = _in_folder(family, monkeypatch, "mutable_hash_table")
-    result = freeze(path, *args, "--target", "android", "-o", "out/")
+    path, _ = _in_folder(family, monkeypatch, "static_hash_table")
+    result = freeze(path, "--signature", "mutable", "--target", "android", "-o", "mutable/")
     assert_failed(result, 3, "LookupTableFindV2", "MutableHashTable", "StaticHashTable")
 
 
@@ -73,8 +73,12 @@ def test_string_data_verifies_and_bad_strings_are_one_line(family, freeze, monke
                   3, "input 'color:0' is a string", "tflite-dynamic")
 
 
-def test_token_ids_out_of_the_vocabulary_are_refused(family, freeze, monkeypatch):
-    path, args = _in_folder(family, monkeypatch, "token_embedding")
-    np.savez("ids.npz", tokens=np.array([[1, 2, 3, 4, 9]], dtype=np.int32))
-    assert_failed(freeze(path, "--target", "android", "--verify-data", "ids.npz", "-o", "b/"),
+def test_token_ids_verify_within_the_vocabulary_and_out_of_it_are_refused(family, freeze,
+                                                                          monkeypatch):
+    path, _ = _in_folder(family, monkeypatch, "static_hash_table")
+    result = freeze(path, "--signature", "tokens", "--target", "android", "-o", "tokens/")
+    assert result.exit_code == 0, result.output  # seeded ids 0..6: no gather out of range
+    np.savez("ids.npz", tokens=np.array([[1, 2, 9]], dtype=np.int32))
+    assert_failed(freeze(path, "--signature", "tokens", "--target", "android", "--verify-data",
+                         "ids.npz", "-o", "bad-ids/"),
                   3, "ids.npz", "token id 9", "'tokens:0'", "vocabulary of 7")
