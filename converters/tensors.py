@@ -71,12 +71,13 @@ def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model",
     if len(fixed) == 1:
         (batch_size,) = fixed
     feeds, ragged = {}, {}
-    for info in infos:  # row splits first: they fix their values' length
-        of = getattr(domains.get(info.name), "splits_of", None)
-        if of:
-            splits = np.concatenate([[0], np.cumsum(rng.integers(1, 4, size=batch_size))])
-            feeds[info.name] = splits.astype(info.dtype)
-            ragged[of] = int(splits[-1])
+    levels = sorted((d.level, n) for n, d in domains.items() if getattr(d, "splits_of", None))
+    for level, name in levels:  # row splits first, outermost first: they fix what they split
+        of = domains[name].splits_of
+        rows = batch_size if level == 1 else ragged[of]
+        splits = np.concatenate([[0], np.cumsum(rng.integers(1, 4, size=rows))])
+        feeds[name] = splits.astype(next(i.dtype for i in infos if i.name == name))
+        ragged[of] = int(splits[-1])
     for info in infos:
         if info.name in feeds:
             continue

@@ -61,3 +61,15 @@ def test_a_ragged_input_gets_row_splits_that_fit_its_values():
     row_splits = feeds["words_1:0"]
     assert len(row_splits) == 4 and row_splits[0] == 0 and (row_splits[1:] > row_splits[:-1]).all()
     assert len(feeds["words:0"]) == row_splits[-1]
+
+
+def test_nested_ragged_splits_split_each_other_outermost_first():
+    """ragged_rank 2 (`words`, `words_1` rows, `words_2` inner): each level splits the next."""
+    from graphfreeze.data.domains import Domain
+
+    infos = [TensorInfo("words:0", "string", (None,)),
+             TensorInfo("words_2:0", "int64", (None,), Domain(splits_of="words:0", level=2)),
+             TensorInfo("words_1:0", "int64", (None,), Domain(splits_of="words:0", level=1))]
+    feeds = sample_inputs(infos, 2, seed=0)
+    outer, inner = feeds["words_1:0"], feeds["words_2:0"]
+    assert len(outer) == 3 and len(inner) == outer[-1] + 1 and len(feeds["words:0"]) == inner[-1]

@@ -24,6 +24,7 @@ class Domain:
     words: bool = False  # split into words before the lookup
     utf8: str | None = None  # the node decoding it as UTF-8
     splits_of: str | None = None  # this input is the row splits of that ragged input
+    level: int = 1  # ... of its `level`-th ragged dimension (1: the rows)
 
 
 def _const(by_name: dict, name: str):
@@ -93,17 +94,19 @@ def domain(graph_def, by_name: dict, users: dict, node: str) -> Domain:
     return Domain(keys, vocabulary, words, utf8)
 
 
-def _ragged_splits(by_name: dict, users: dict, name: str, nodes: set) -> str | None:
-    """`X` when input `X_1` is the row splits of a ragged input `X` (how a signature flattens
-    a tf.RaggedTensorSpec: values `X`, splits `X_1`): it feeds ragged ops within a few hops."""
+def _ragged_splits(by_name: dict, users: dict, name: str, nodes: set) -> tuple | None:
+    """(`X`, k) when input `X_k` is the row splits of level k of a ragged input `X` (how a
+    signature flattens a tf.RaggedTensorSpec: values `X`, splits `X_1` outermost, `X_2` ...):
+    it feeds ragged ops within a few hops."""
     base, _, index = name.rpartition("_")
-    if index != "1" or base not in nodes:
+    if not index.isdigit() or int(index) < 1 or base not in nodes or \
+            any(f"{base}_{k}" not in nodes for k in range(1, int(index))):
         return None
     frontier = [name]
     for _ in range(4):
         frontier = [u for n in frontier for u in users.get(n, ())]
         if any("Ragged" in u or by_name[u].op.startswith("Ragged") for u in frontier):
-            return base
+            return base, int(index)
     return None
 
 
@@ -119,7 +122,7 @@ def domains(graph_def, infos) -> dict:
         splits_of = _ragged_splits(by_name, users, node, nodes) \
             if info.dtype in ("int64", "int32") and info.shape and len(info.shape) == 1 else None
         if splits_of:
-            found[info.name] = Domain(splits_of=f"{splits_of}:0")
+            found[info.name] = Domain(splits_of=f"{splits_of[0]}:0", level=splits_of[1])
             continue
         if node in by_name:
             seen = domain(graph_def, by_name, users, node)

@@ -120,12 +120,14 @@ def _checked(arrays: dict, infos, where: str) -> Dataset:
         inputs[info.name] = fit(arrays[key], info, f"{where}: array '{key or node}'")
     ragged = {i.name for i in infos if getattr(i.domain, "splits_of", None)}
     ragged |= {i.domain.splits_of for i in infos if i.name in ragged}
-    for info in infos:
-        if info.name in ragged and getattr(info.domain, "splits_of", None):
-            check_splits(inputs[info.name], inputs.get(info.domain.splits_of), info, where)
+    splits = [i for i in infos if i.name in ragged and getattr(i.domain, "splits_of", None)]
+    for info in splits:  # each level splits the next one, the last the values
+        inner = next((inputs[i.name][:-1] for i in splits if i.domain.splits_of ==
+                      info.domain.splits_of and i.domain.level == info.domain.level + 1),
+                     inputs.get(info.domain.splits_of))
+        check_splits(inputs[info.name], inner, info, where)
     counts = {len(v) for n, v in inputs.items() if n not in ragged} or \
-        {len(v) - 1 for n, v in inputs.items() if n in ragged and v.ndim and
-         getattr(next(i for i in infos if i.name == n).domain, "splits_of", None)}
+        {len(inputs[i.name]) - 1 for i in splits if i.domain.level == 1}
     if len(counts) > 1:
         raise InputError(f"{where}: the inputs' arrays have different numbers of rows "
                          f"({', '.join(f'{n}: {len(v)}' for n, v in inputs.items())})")
