@@ -32,6 +32,7 @@ from graphfreeze.formats.onnx.text_ops import (
 )
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
+from graphfreeze.graph.tables import initialized_tables
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import OptionValueError, option
@@ -122,7 +123,8 @@ def _to_onnx(state, opset: int, careful: bool):
         try:
             g = tfonnx.process_tf_graph(tf_graph, opset=opset, input_names=inputs,
                                         output_names=outputs, const_node_values=weights,
-                                        extra_opset=extra or None)
+                                        extra_opset=extra or None,
+                                        initialized_tables=initialized_tables(state.graph_def))
         except NodeRefused as err:
             raise InputError(f"{state.model.graph_file}: {err}") from None
         except Exception as err:  # noqa: BLE001 -- tf2onnx's rewriters raise anything

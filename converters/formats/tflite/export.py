@@ -86,9 +86,15 @@ def run(state, options: TFLiteOptions):
         raise InputError(f"{state.model.graph_file}: node '{loop}' is a recurrent loop, which "
                          "TFLite's integer calibrator cannot run (it crashes); use the "
                          "tflite-dynamic target (int8 weights) or tflite")
+    text = next((i.name for i in inputs if i.dtype == "string"), None)
+    if text and options.quantize in ("int8", "int16x8") and not qat:
+        raise InputError(f"{state.model.graph_file}: input '{text}' is a string, which TFLite's "
+                         "integer calibrator cannot feed (TFLiteConverter crashes on it); use "
+                         "the tflite-dynamic target (int8 weights) or tflite")
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
         not is_qat(state.graph_def) and not loop and \
-        not text_ops.text_ops(state.graph_def)  # its calibrator crashes on loops, lacks TF-Text
+        not text_ops.text_ops(state.graph_def) and \
+        not any(i.dtype == "string" for i in inputs)  # its calibrator crashes on these
     integer = options.quantize in ("int8", "int16x8") and not qat
     samples = int8.samples(state, options, inputs) if integer or report else None
     data = convert(state, options, inputs, samples)
