@@ -113,9 +113,14 @@ def _ragged_splits(by_name: dict, users: dict, name: str, nodes: set) -> tuple |
 def domains(graph_def, infos) -> dict:
     """{input tensor name: Domain} for inputs whose graph says something about their values."""
     from graphfreeze.graph.graphdefs import consumers, nodes_by_name, split_tensor
+    from graphfreeze.graph.index_ranges import input_ranges
 
     by_name, users = nodes_by_name(graph_def), consumers(graph_def)
     nodes = {split_tensor(i.name)[0] for i in infos}
+    # integer ids whose table is reached through Keras' `take` (SelectV2 wrapping negative ids)
+    # or that are only compared (masks: 0 and 1): index_ranges' walk
+    ranges = input_ranges(graph_def, [split_tensor(i.name)[0] for i in infos
+                                      if i.dtype in ("int32", "int64") and i.name])
     found = {}
     for info in infos:
         node = split_tensor(info.name)[0]
@@ -126,6 +131,8 @@ def domains(graph_def, infos) -> dict:
             continue
         if node in by_name:
             seen = domain(graph_def, by_name, users, node)
+            if not seen.keys and seen.vocabulary is None and node in ranges:
+                seen = Domain(vocabulary=ranges[node][1], words=seen.words, utf8=seen.utf8)
             if seen != Domain():
                 found[info.name] = seen
     return found
