@@ -1,7 +1,8 @@
 """The values an integer input can take, read from what the graph does with it: an input that
 indexes a table (token ids into an embedding, segment ids) takes 0 .. rows-1 of the smallest
 table it reaches; one that is only compared or cast to bool (a padding mask) takes 0 and 1.
-Seeded data (calibration) drawn from these ranges is what the model's signature takes.
+data/domains.py uses these where its own walk finds no table: seeded data (verification,
+calibration) is drawn from them, and the user's data checked against them.
 """
 
 from __future__ import annotations
@@ -72,22 +73,3 @@ def _walk(start: str, nodes, users) -> tuple[int | None, bool]:
                 seen.add(user)
                 front.append(user)
     return rows, mask
-
-
-def within(samples: list[list], names: list[str], ranges: dict, seed: int) -> list[list]:
-    """Seeded samples ([array per input in `names` order]) with every integer input that has a
-    range drawn from it instead, same shapes and dtypes."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    out = []
-    for sample in samples:
-        row = []
-        for name, value in zip(names, sample, strict=True):
-            bounds = ranges.get(node_of(name))
-            value = np.asarray(value)
-            if bounds and value.dtype.kind in "iu":
-                value = rng.integers(*bounds, size=value.shape).astype(value.dtype)
-            row.append(value)
-        out.append(row)
-    return out

@@ -96,7 +96,7 @@ def run(state, options: TFLiteOptions):
         not text_ops.text_ops(state.graph_def) and \
         not any(i.dtype == "string" for i in inputs)  # its calibrator crashes on these
     integer = options.quantize in ("int8", "int16x8") and not qat
-    samples = int8.samples(state, options, inputs) if integer or report else None
+    samples = options.samples(inputs) if integer or report else None  # domain-aware
     data = convert(state, options, inputs, samples)
     model = None
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
