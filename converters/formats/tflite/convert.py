@@ -9,9 +9,11 @@ import re
 from typing import TYPE_CHECKING
 
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.formats.tflite.composites import renamed, saved_model_converter
 from graphfreeze.formats.tflite.qat import is_qat, qat_converter
 from graphfreeze.formats.tflite.selective import calibrate
 from graphfreeze.formats.tflite.tensor_lists import static_element_shapes
+from graphfreeze.graph.composites import composite_calls
 
 if TYPE_CHECKING:
     from graphfreeze.formats.tflite.export import TFLiteOptions
@@ -36,7 +38,9 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
         conv.target_spec.supported_ops = ops + ([tf.lite.OpsSet.SELECT_TF_OPS]
                                                 if options.allow_tf_ops else [])
         return conv
-    if shapes:
+    if shapes and composite_calls(graph_def):  # kept for the converter to fuse (composites.py)
+        conv = saved_model_converter(graph_def, shapes, [ref.name for ref in state.outputs])
+    elif shapes:
         conv = tf.compat.v1.lite.TFLiteConverter(
             graph_def, None, None, input_arrays_with_shape=shapes,
             output_arrays=[ref.node for ref in state.outputs])
@@ -81,7 +85,10 @@ def learned_ranges(graph_def, options: TFLiteOptions) -> bool:
 
 def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
     conv = converter(state.graph_def, state, options, inputs, samples)
-    return run_converter(conv, state.model.graph_file, options.allow_tf_ops)
+    data = run_converter(conv, state.model.graph_file, options.allow_tf_ops)
+    if hasattr(conv, "graphfreeze_folder"):  # through a SavedModel: the graph's names back
+        data = renamed(data, [ref.node for ref in state.inputs])
+    return data
 
 
 def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:

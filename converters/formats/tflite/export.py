@@ -120,7 +120,7 @@ def run(state, options: TFLiteOptions):
              **({"per_tensor": True} if integer and options.per_tensor else {}),
              **({"quantization": "qat (ranges learned in training)" +
                  (f"; {len(rest)} op(s) calibrated" if rest else "")} if qat else {})}
-    summary = ()
+    summary = composite_lines(state.graph_def, facts)
     if report:
         more, summary, warning = layer_report(state, options, inputs, samples, model)
         facts.update(more)
@@ -133,6 +133,21 @@ def run(state, options: TFLiteOptions):
         artifact = int8.attach(artifact, model, {n.name for n in state.graph_def.node})
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
                                if warnings else state.notes)
+
+
+def composite_lines(graph_def, facts: dict) -> tuple[str, ...]:
+    """What became of composite functions (`_implements`), and what verification compared them
+    with: the op's reference where their body is a stand-in, else their body."""
+    from graphfreeze.graph.composites import REFERENCES, composite_calls
+
+    calls = composite_calls(graph_def)
+    if calls:
+        facts["composites"] = {c.node: c.implements for c in calls}
+    return tuple(f"tflite: node '{c.node}' ({c.implements}) handed to the converter to fuse "
+                 "into its op; verified against " + (
+                     "graphfreeze's NumPy reference of the op on the model's own inputs to it "
+                     f"(the body of '{c.function}' is a stand-in)" if c.implements in REFERENCES
+                     else f"the body of '{c.function}'") for c in calls)
 
 
 def calibration_warning(state, options: TFLiteOptions, inputs, rest) -> list[str]:
