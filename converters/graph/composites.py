@@ -1,9 +1,11 @@
 """Composite functions: library functions annotated `_implements` (`tf.function(
 experimental_implements=...)`), which a converter replaces by one fused op. TFLite's converter
 (its prepare-composite-functions pass) turns `TFLite_Detection_PostProcess` into its custom op,
-`embedding_matmul` or `LSTMCellSimple` into builtins; the body is often a stand-in (Model
-Garden's detector returns zeros), so a composite is never inlined and never verified against its
-body when a reference for the op is known (`REFERENCES`)."""
+`non_max_suppression_padded_v2` (TensorFlow's own padded NMS) or `LSTMCellSimple` into builtins.
+A composite is never inlined silently: its body may be the computation (TensorFlow's NMS), which
+targets without the op may inline (and say so), or a stand-in (Model Garden's detector returns
+zeros: no output depends on an argument), which only a converter that replaces it can take and
+which is verified against a reference of the op (`REFERENCES`), never against its body."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ class Composite:
     function: str  # the library function it calls
     implements: str  # the op it stands for (the `_implements` name)
     attrs: dict  # the `_implements` attributes (max_detections, ...), as Python values
+    stand_in: bool = False  # no output of the body depends on an argument
+    inside: str = ""  # the library function holding the call ("": the graph)
 
 
 def implements_of(fdef) -> tuple[str, dict] | None:
@@ -52,26 +56,49 @@ def composite_functions(graph_def) -> dict:
 
 
 def composite_calls(graph_def) -> list[Composite]:
-    """The graph's nodes that call a composite function (call ops, or a TF1 call by name)."""
+    """The calls of composite functions (call ops, or calls by the function's name), in the
+    graph and inside library functions (`inside`)."""
     funcs = composite_functions(graph_def)
     if not funcs:
         return []
+    library = {f.signature.name: f for f in graph_def.library.function}
     calls = []
-    for node in graph_def.node:
-        name = node.attr["f"].func.name if node.op in CALL_OPS else node.op
-        if name in funcs:
-            calls.append(Composite(node.name, name, *funcs[name]))
+    for inside, nodes in [("", graph_def.node)] + [(f.signature.name, f.node_def)
+                                                   for f in graph_def.library.function]:
+        for node in nodes:
+            name = node.attr["f"].func.name if node.op in CALL_OPS else node.op
+            if name in funcs:
+                calls.append(Composite(node.name, name, *funcs[name],
+                                       stand_in=is_stand_in(library[name]), inside=inside))
     return calls
 
 
+def is_stand_in(fdef) -> bool:
+    """No output of the body depends on an argument (Model Garden's zeros)."""
+    args = {a.name for a in fdef.signature.input_arg}
+    nodes = {n.name: n for n in fdef.node_def}
+    seen: set[str] = set()
+    todo = list(fdef.ret.values())
+    while todo:
+        head = todo.pop().lstrip("^").split(":")[0]
+        if head in args:
+            return False
+        if head in seen or head not in nodes:
+            continue
+        seen.add(head)
+        todo.extend(nodes[head].input)
+    return bool(fdef.signature.input_arg)
+
+
 def refusal(calls: list[Composite], where: str, target: str) -> str:
-    """The one line a target that cannot take composites says."""
+    """The one line a target that cannot take a stand-in composite says."""
     call = calls[0]
     more = f" (and {len(calls) - 1} more)" if len(calls) > 1 else ""
-    return (f"{where}: node '{call.node}' calls function '{call.function}', annotated "
-            f"_implements='{call.implements}'{more}: a composite only TFLite's converter replaces "
-            f"by its op (its body here is the model's stand-in), so {target} cannot take it; use "
-            "a tflite target (tflite, tflite-fp16, tflite-dynamic)")
+    at = f" in function '{call.inside}'" if call.inside else ""
+    return (f"{where}: node '{call.node}'{at} calls function '{call.function}', annotated "
+            f"_implements='{call.implements}'{more}, whose body is a stand-in (no output depends "
+            f"on its inputs) for an op only TFLite's converter puts in; {target} cannot take it: "
+            "use a tflite target (tflite, tflite-fp16, tflite-dynamic)")
 
 
 # ops whose composite body is a stand-in, and the reference verification uses instead
@@ -79,8 +106,18 @@ REFERENCES = {"TFLite_Detection_PostProcess": "graphfreeze.graph.detection_postp
 
 
 def with_references(graph_def) -> list[Composite]:
-    """The composite calls whose op has a reference here (their bodies are stand-ins)."""
-    return [c for c in composite_calls(graph_def) if c.implements in REFERENCES]
+    """The graph's stand-in composite calls, each with a reference here (one without is an
+    InputError: nothing to verify it against)."""
+    from graphfreeze.errors import InputError
+
+    calls = [c for c in composite_calls(graph_def) if c.stand_in]
+    for call in calls:
+        if call.implements not in REFERENCES or call.inside:
+            raise InputError(
+                f"node '{call.node}' calls function '{call.function}' (_implements="
+                f"'{call.implements}'), whose body is a stand-in, and graphfreeze has no "
+                "reference of that op to verify the converted model against; pass --no-verify")
+    return calls
 
 
 def run_with_references(graph_def, feeds: dict, fetches: list[str], run) -> list:

@@ -77,9 +77,13 @@ def _freeze(func, input_keys: list[str], output_keys: list[str]):
     with _composites_kept():
         frozen = convert_variables_to_constants_v2(func, lower_control_flow=False)
     graph_def = frozen.graph.as_graph_def()
-    for fdef in graph_def.library.function:  # as the model had them (`_composites_kept`)
+    for fdef in graph_def.library.function:
         if implements_of(fdef) is not None and fdef.attr.pop(_MARK, None) is not None:
-            fdef.attr.pop("_noinline", None)
+            fdef.attr.pop("_noinline", None)  # as the model had them (`_composites_kept`)
+            fdef.attr.pop("_nospecialize", None)
+        # grappler's own mark on the functions it specialized, which TensorFlow's SavedModel
+        # loader refuses ("Allowlist does not support `_GrapplerSpecializedFunc`")
+        fdef.attr.pop("_GrapplerSpecializedFunc", None)
     placeholders = [t.op.name for t in frozen.inputs[:len(input_keys)]]
     if len(frozen.outputs) != len(output_keys):
         raise ValueError(f"{len(frozen.outputs)} outputs but {len(output_keys)} output names")
@@ -117,7 +121,8 @@ class _composites_kept:
             graph_def = saved(graph_def)
             for fdef in graph_def.library.function:
                 if implements_of(fdef) is not None and "_noinline" not in fdef.attr:
-                    fdef.attr["_noinline"].b = True
+                    fdef.attr["_noinline"].b = True  # kept a call, and not specialized:
+                    fdef.attr["_nospecialize"].b = True  # the converter checks its signature
                     fdef.attr[_MARK].b = True
             return graph_def
 

@@ -36,8 +36,16 @@ def strip(state, options: StripOptions):
     graph_def, notes = strip_training(state.graph_def, state.keep, state.flags, list(options.passes),
                                       options.max_rounds)
     calls = composite_calls(graph_def) if options.composites == "refuse" else []
-    if calls:
-        raise InputError(refusal(calls, state.model.graph_file, state.target or "this target"))
+    stand_ins = [c for c in calls if c.stand_in]
+    if stand_ins:
+        raise InputError(refusal(stand_ins, state.model.graph_file, state.target or "this target"))
+    if calls:  # bodies that are the computation: inlined, and said
+        from graphfreeze.graph.passes.control_flow import inline_composites
+
+        graph_def, _ = strip_training(inline_composites(graph_def, state.keep), state.keep,
+                                         state.flags, list(options.passes), options.max_rounds)
+        notes = {**notes, "composites_inlined": sorted({f"{c.function} ({c.implements})"
+                                                        for c in calls})}
     return dataclasses.replace(state, graph_def=graph_def, notes=state.noted(**notes))
 
 

@@ -82,11 +82,17 @@ def _identity(node, source: str) -> node_def_pb2.NodeDef:
     return new
 
 
-def inline_calls(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
+def inline_calls(graph_def, keep: list[str], owned: bool = False,
+                 composites: bool = False) -> graph_pb2.GraphDef:
     """Inline function calls (call ops, and nodes whose op is a library function), and `If`s
-    whose predicate is a constant (`owned`: in place)."""
+    whose predicate is a constant (`owned`: in place); calls inside library functions too
+    (`nested_calls`). Composite functions only with `composites` (`inline_composites`)."""
+    from graphfreeze.graph.passes.nested_calls import inline_nested
+
+    nested = inline_nested(graph_def, owned, composites)
+    graph_def, owned = nested, owned or nested is not graph_def
     by_name = nodes_by_name(graph_def)
-    composites = composite_functions(graph_def)
+    composites = {} if composites else composite_functions(graph_def)
     funcs = {f.signature.name: f for f in graph_def.library.function
              if f.signature.name not in composites}
     keep_set = set(keep)
@@ -123,6 +129,12 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.G
     graph = rewire(replace_nodes(graph_def, new_nodes, remove=chosen, owned=owned), mapping,
                    owned=True)
     return extract(graph, keep, owned=True)
+
+
+def inline_composites(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+    """Every call inlined, composite functions' too: for a target without their ops, where the
+    body is the computation (TensorFlow's `non_max_suppression_padded_v2`)."""
+    return inline_calls(graph_def, keep, composites=True)
 
 
 def _free_prefix(caller: str, names: set[str]) -> str:
