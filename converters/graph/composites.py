@@ -163,3 +163,21 @@ def _fetchable(name: str) -> str:
 
     node, index = split_tensor(name)
     return f"{node}:{index}"
+
+
+NMS_OPS = ("NonMaxSuppression", "NonMaxSuppressionV2", "NonMaxSuppressionV3",
+           "NonMaxSuppressionV4", "NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
+           "CombinedNonMaxSuppression")
+NMS_COMPOSITES = ("TFLite_Detection_PostProcess", "non_max_suppression_padded_v2")
+
+
+def detection_node(graph_def) -> tuple[str, str] | None:
+    """(node, op) of a non-max suppression in the graph or its functions: a detector."""
+    for call in composite_calls(graph_def):
+        if call.implements in NMS_COMPOSITES:
+            return call.node, call.implements
+    for nodes in [graph_def.node] + [f.node_def for f in graph_def.library.function]:
+        for node in nodes:
+            if node.op in NMS_OPS:
+                return node.name, node.op
+    return None

@@ -20,6 +20,7 @@ from graphfreeze.formats.tflite.qat import float_ops, is_qat
 from graphfreeze.formats.tflite.runtime import open_tflite
 from graphfreeze.formats.tflite.selective import IO_TYPES, RANGES
 from graphfreeze.formats.tflite.tensor_lists import LOOPS
+from graphfreeze.graph.composites import detection_node
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
@@ -86,6 +87,14 @@ def run(state, options: TFLiteOptions):
         raise InputError(f"{state.model.graph_file}: node '{loop}' is a recurrent loop, which "
                          "TFLite's integer calibrator cannot run (it crashes); use the "
                          "tflite-dynamic target (int8 weights) or tflite")
+    detector = detection_node(state.graph_def) if options.quantize in ("int8", "int16x8") \
+        and not qat and options.calibration_data() is None else None
+    if detector:
+        raise InputError(f"{state.model.graph_file}: node '{detector[0]}' ({detector[1]}) is "
+                         "non-max suppression: a detector, whose integer calibration needs "
+                         "images with objects in them (synthetic random inputs give no boxes); "
+                         "pass --calibration (or --verify-data) with real images, or use "
+                         "tflite-fp16 or tflite-dynamic")
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
         not is_qat(state.graph_def) and not loop  # its calibrator crashes on loops too
     integer = options.quantize in ("int8", "int16x8") and not qat
