@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.e2e.test_bad_input import assert_failed
 
 
@@ -56,3 +58,11 @@ def test_detector_edge_int8_without_calibration_images_is_one_line(family, freez
     result = freeze(path.name, *args, "--target", "edge-int8", "-o", f"{tmp_path}/")
     assert_failed(result, 3, "non-max suppression", "--calibration")
     assert not list(tmp_path.iterdir())
+
+
+def test_padded_nms_is_refused_by_openvino_in_one_line(family, freeze, tmp_path, monkeypatch):
+    pytest.importorskip("openvino")
+    path, args = family("detector_batched_nms")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "openvino", "-o", f"{tmp_path}/")
+    assert_failed(result, 3, "non_max_suppression_padded_v2", "OpenVINO", "onnx")
