@@ -3,7 +3,10 @@
 target where that call fails, to classify each cell; the peers (TFLiteConverter, tf2onnx,
 freeze_graph: bench/zoo_peers.py) on the same model beside ours. Writes docs/COVERAGE.md.
 
-    python bench/zoo_coverage.py [--zoo DIR] [--only NAME,NAME] [--jobs 1] [--no-peers]
+    python bench/zoo_coverage.py [--set zoo|families] [--zoo DIR] [--only NAME,NAME] [--jobs 1]
+                                 [--no-peers]
+
+--set families runs the second zoo (models/families.py, issue 24) into docs/COVERAGE_FAMILIES.md.
 
 Cell: ok (max |diff| from the sidecar, size) / refused (exit 3, 5 or 6: the one error line) /
 FAILED (exit 1 "internal error", any other exit, a signal, or a hang past --timeout).
@@ -143,21 +146,26 @@ def peers(name: str, folder: Path, work: Path, timeout: float) -> dict:
     return {"seconds": sum(c.get("seconds", 0) for c in found.values()), "cells": found}
 
 
-def ensure_built(zoo: Path, names: list[str]) -> None:
+SETS = {"zoo": ("zoo.py", "COVERAGE.md"), "families": ("families.py", "COVERAGE_FAMILIES.md")}
+
+
+def ensure_built(script: str, zoo: Path, names: list[str]) -> None:
     missing = [n for n in names if not (zoo / n / "zoo.json").exists()]
     if missing:
-        subprocess.run([sys.executable, str(ROOT / "models" / "zoo.py"), str(zoo),
+        subprocess.run([sys.executable, str(ROOT / "models" / script), str(zoo),
                         "--only", ",".join(missing)], check=True)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--zoo", type=Path, default=ROOT / "bench" / ".cache" / "zoo")
+    parser.add_argument("--set", choices=SETS, default="zoo", help="which zoo (default: zoo)")
+    parser.add_argument("--zoo", type=Path, help="built models (default: bench/.cache/SET)")
     parser.add_argument("--only", help="comma-separated model names (default: all)")
     parser.add_argument("--results", type=Path,
-                        default=ROOT / "bench" / ".cache" / "zoo_coverage.json")
-    parser.add_argument("--report", type=Path, default=ROOT / "docs" / "COVERAGE.md")
-    parser.add_argument("--work", type=Path, default=ROOT / "bench" / ".cache" / "zoo_out")
+                        help="default: bench/.cache/SET_coverage.json")
+    parser.add_argument("--report", type=Path, help="default: docs/COVERAGE.md (zoo), "
+                        "docs/COVERAGE_FAMILIES.md (families)")
+    parser.add_argument("--work", type=Path, help="default: bench/.cache/SET_out")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per call")
     parser.add_argument("--no-peers", action="store_true")
@@ -165,7 +173,13 @@ def main(argv=None) -> int:
     parser.add_argument("--merge", type=Path, nargs="*", default=[],
                         help="results files of other runs (shards) to fold into --results")
     args = parser.parse_args(argv)
-    listed = subprocess.run([sys.executable, str(ROOT / "models" / "zoo.py"), "--list"],
+    script, report = SETS[args.set]
+    cache = ROOT / "bench" / ".cache"
+    args.zoo = args.zoo or cache / args.set
+    args.results = args.results or cache / f"{args.set}_coverage.json"
+    args.report = args.report or ROOT / "docs" / report
+    args.work = args.work or cache / f"{args.set}_out"
+    listed = subprocess.run([sys.executable, str(ROOT / "models" / script), "--list"],
                             check=True, capture_output=True, text=True).stdout.split()
     names = args.only.split(",") if args.only else listed
     results = json.loads(args.results.read_text()) if args.results.exists() else {}
@@ -174,7 +188,7 @@ def main(argv=None) -> int:
     if args.merge:
         args.results.write_text(json.dumps(results, indent=1, sort_keys=True))
     if not args.report_only:
-        ensure_built(args.zoo, names)
+        ensure_built(script, args.zoo, names)
 
         def one(name: str) -> tuple[str, dict]:
             folder = args.zoo / name

@@ -3,10 +3,13 @@
     python bench/zoo_peers.py ZOO/NAME OUT_DIR TARGET[,TARGET...]
 
 TFLiteConverter (from_keras_model, from_saved_model, or from_session on a restored checkpoint)
-for the tflite targets; tf2onnx's Python API for onnx; TensorFlow's freeze_graph for android on
-TF1 checkpoints. The peer works if its artifact runs on a sample input (LiteRT interpreter,
-onnxruntime, a TF session). Prints one line per target: PEER {"target", "status": ok|failed|
-none, "seconds" (conversion only), "bytes", "error"}."""
+for the tflite targets; tf2onnx's Python API for onnx (Keras 3's model.export for Keras 3
+files); openvino.convert_model for openvino (the SavedModel folder or frozen graph as OpenVINO's
+frontend reads it; Keras 3's model.export for Keras 3 files); Keras 3's model.export for server
+on Keras 3 files; TensorFlow's freeze_graph for android on TF1 checkpoints. The peer works if
+its artifact runs on a sample input (LiteRT interpreter, onnxruntime, OpenVINO, a TF session).
+Prints one line per target: PEER {"target", "status": ok|failed|none, "seconds" (conversion
+only), "bytes", "error"}."""
 
 from __future__ import annotations
 
@@ -30,7 +33,10 @@ def samples(peer: dict, count: int = 1) -> list[list]:
     for _ in range(count):
         batch = []
         for spec in peer["inputs"]:
-            if spec["dtype"].startswith("int"):
+            if spec["dtype"] == "string":
+                words = [b"red", b"green", b"blue", b"the cat", b"a dog", b""]
+                batch.append(np.array(rng.choice(words, spec["shape"]), dtype=object))
+            elif spec["dtype"].startswith("int"):
                 batch.append(rng.integers(1, spec.get("high", 10), spec["shape"]).astype(
                     spec["dtype"]))
             else:
@@ -40,8 +46,11 @@ def samples(peer: dict, count: int = 1) -> list[list]:
 
 
 def _keras_model(path: str, peer: dict):
-    if peer["format"] == "keras3":
+    if peer["format"] in ("keras3", "keras_hub"):
         import keras
+
+        if peer["format"] == "keras_hub":
+            import keras_hub  # noqa: F401 - registers its classes
 
         return keras.saving.load_model(path)
     import tensorflow_model_optimization as tfmot
@@ -111,7 +120,10 @@ def onnx(path: str, peer: dict, out: str) -> None:
     import tf2onnx
 
     fmt = peer["format"]
-    if fmt in ("keras3", "tf_keras"):
+    if fmt in ("keras3", "keras_hub"):
+        _keras_model(path, peer).export(out, format="onnx")
+        return
+    if fmt == "tf_keras":
         model = _keras_model(path, peer)
         signature = [tf.TensorSpec(s["shape"], s["dtype"]) for s in peer["inputs"]]
         tf2onnx.convert.from_keras(model, input_signature=signature, output_path=out)
@@ -137,6 +149,41 @@ def run_onnx(out: str, peer: dict) -> None:
     feeds = {i.name: v for i, v in zip(session.get_inputs(), samples(peer)[0], strict=True)}
     for value in session.run(None, feeds):
         assert np.isfinite(np.asarray(value, dtype=float)).all()
+
+
+def openvino(path: str, peer: dict, out: str) -> None:
+    import openvino as ov
+
+    fmt = peer["format"]
+    if fmt in ("keras3", "keras_hub"):
+        _keras_model(path, peer).export(out, format="openvino")
+        return
+    if fmt == "checkpoint":  # OpenVINO's frontend reads the meta graph and its checkpoint
+        model = ov.convert_model(path + ".meta", output=[n + ":0" for n in peer["outputs"]])
+    else:
+        model = ov.convert_model(path if fmt == "saved_model" else _keras_model(path, peer))
+    ov.save_model(model, out)
+
+
+def run_openvino(out: str, peer: dict) -> None:
+    import numpy as np
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(out, "CPU")
+    result = compiled(samples(peer)[0])
+    for value in result.values():
+        assert np.isfinite(np.asarray(value, dtype=float)).all()
+
+
+def keras_export(path: str, peer: dict, out: str) -> None:
+    _keras_model(path, peer).export(out)
+
+
+def run_saved_model(out: str, peer: dict) -> None:
+    import tensorflow as tf
+
+    serve = tf.saved_model.load(out).signatures["serving_default"]
+    serve(*[tf.constant(v) for v in samples(peer)[0]])
 
 
 def freeze_graph(path: str, peer: dict, out: str) -> None:
@@ -170,13 +217,29 @@ def convert(folder: str, target: str, out: str) -> dict:
         onnx(path, peer, out)
         seconds = time.perf_counter() - start
         run_onnx(out, peer)
+    elif target == "openvino":
+        out += ".xml"
+        openvino(path, peer, out)
+        seconds = time.perf_counter() - start
+        run_openvino(out, peer)
+    elif target == "server" and peer["format"] in ("keras3", "keras_hub"):
+        keras_export(path, peer, out)
+        seconds = time.perf_counter() - start
+        run_saved_model(out, peer)
     elif target == "android" and peer["format"] == "checkpoint":
         freeze_graph(path, peer, out)
         seconds = time.perf_counter() - start
         run_frozen(out, peer)
     else:
         return {"status": "none"}
-    return {"status": "ok", "seconds": round(seconds, 2), "bytes": os.path.getsize(out)}
+    return {"status": "ok", "seconds": round(seconds, 2), "bytes": _bytes(out)}
+
+
+def _bytes(path: str) -> int:
+    if not os.path.isdir(path):
+        return os.path.getsize(path) + (os.path.getsize(path[:-4] + ".bin")
+                                        if path.endswith(".xml") else 0)
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
 
 
 def error_line(e: BaseException) -> str:

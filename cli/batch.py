@@ -43,10 +43,12 @@ from graphfreeze_cli.cache import cache_option
                    "over-budget (exit 8).")
 @click.option("--benchmark", is_flag=True,
               help="Time every artifact in its own runtime (see freeze --benchmark).")
+@click.option("--reduce", "reduce", is_flag=True,
+              help="Reduce each failed job's failure (see freeze reduce); the reports link it.")
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
 def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, no_cache, shard,
                   timeout, fail_fast, executor, address, resources, report_dir, baseline, fail_on,
-                  benchmark, debug):
+                  benchmark, reduce, debug):
     """Convert many models: a manifest (models.toml) or paths with shared options.
 
     Cached by content (a re-run converts only what changed), sharded for CI matrices, run in
@@ -73,7 +75,7 @@ def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, n
     run(lambda: _batch(manifest, None if manifest else list(sources), shared, jobs,
                         None if no_cache else (cache_dir or "default"), shard, timeout,
                         fail_fast, executor, address, resources, report_dir, baseline, fail_on,
-                        {"benchmark": True} if benchmark else None), debug)
+                        {"benchmark": True} if benchmark else None, reduce), debug)
 
 
 def _resources(values: tuple[str, ...]) -> dict[str, float]:
@@ -93,7 +95,7 @@ def _resources(values: tuple[str, ...]) -> dict[str, float]:
 
 
 def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, executor, address,
-           resources, report_dir, baseline, fail_on, stage_options) -> None:
+           resources, report_dir, baseline, fail_on, stage_options, reduce=False) -> None:
     from graphfreeze import batch
     from graphfreeze.batch.report import end_lines, job_line, summary_line, write_reports
 
@@ -114,7 +116,8 @@ def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, exec
         report = batch.run(manifest, paths, shared, jobs=jobs, cache=cache, shard=shard,
                            timeout=timeout, fail_fast=fail_fast, executor=executor,
                            address=address, resources=resources, baseline=baseline,
-                           fail_on=tuple(fail_on), stage_options=stage_options, on_result=show)
+                           fail_on=tuple(fail_on), stage_options=stage_options, reduce=reduce,
+                           on_result=show)
     finally:
         if progress is not None:
             progress.stop()
@@ -122,6 +125,12 @@ def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, exec
     written = write_reports(report, folder)
     for line in end_lines(report):
         click.echo(line)
+    if reduce:
+        from graphfreeze.reduce.batch import line as reduced_line
+
+        for result in report.jobs:
+            if reduced_line(result):
+                click.echo(f"{result.name}:{reduced_line(result)}")
     click.echo(summary_line(report))
     md = f", {written['md']}" if "md" in written else ""
     click.echo(f"reports: {written['html']}, {written['junit']}, {written['json']}{md}")

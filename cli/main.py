@@ -28,6 +28,7 @@ from graphfreeze.names import parse_names  # noqa: E402
 from graphfreeze_cli import flags, running  # noqa: E402
 from graphfreeze_cli.batch import batch_command  # noqa: E402
 from graphfreeze_cli.cache import cache_command  # noqa: E402
+from graphfreeze_cli.explain import explain_command  # noqa: E402
 from graphfreeze_cli.running import closed_pipe_ok, quiet_tensorflow, run  # noqa: E402
 from graphfreeze_cli.scan import scan_command  # noqa: E402
 from graphfreeze_cli.verify import verify_command  # noqa: E402
@@ -193,23 +194,29 @@ def targets_command():
 @main.command("inspect")
 @click.argument("path", metavar="PATH")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (stable keys).")
+@click.option("--device", type=click.Choice(["gpu"]),
+              help="Which ops the device's delegate takes and which fall back to the CPU, and "
+                   "why (a .tflite, or the model converted to TFLite in memory).")
 @source_flags
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
-def inspect_command(path, as_json, kind, source_option, unsafe, debug, **values):
+def inspect_command(path, as_json, device, kind, source_option, unsafe, debug, **values):
     """Tell what a model is: kind, variables, signatures, likely inputs and outputs, op counts,
     size, and per target the ops it cannot take."""
 
     def describe():
         import json
 
-        from graphfreeze.inspect.report import inspect
+        from graphfreeze.inspect.report import device_report, inspect
         from graphfreeze_cli import show
 
         options = _source_options(values, source_option)
-        report = inspect(path, kind=kind, options=options, unsafe=unsafe,
-                         on_load=lambda: quiet_tensorflow(debug))  # a wrong path: said first
+        given = {"kind": kind, "options": options, "unsafe": unsafe,
+                 "on_load": lambda: quiet_tensorflow(debug)}  # a wrong path: said first
+        report = device_report(path, device, **given) if device else inspect(path, **given)
         if as_json:
             click.echo(json.dumps(report, indent=2, sort_keys=True))
+        elif device:
+            show.device(report)
         else:
             show.report(report)
 
@@ -218,8 +225,13 @@ def inspect_command(path, as_json, kind, source_option, unsafe, debug, **values)
 
 main.add_command(batch_command)
 main.add_command(cache_command)
+main.add_command(explain_command)
 main.add_command(scan_command)
 main.add_command(verify_command)
+
+from graphfreeze_cli.reduce import reduce_command  # noqa: E402
+
+main.add_command(reduce_command(source_flags, _source_options))
 
 if __name__ == "__main__":
     main()

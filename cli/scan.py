@@ -25,14 +25,14 @@ def scan_command(paths, as_json, debug):
       freeze scan models/
       freeze scan export/1 model.keras --json
     """
-    from graphfreeze_cli.running import quiet_tensorflow, run
+    from graphfreeze_cli.running import run
 
     def action():
         import json
 
         from graphfreeze.inspect.scan import scan
 
-        results = scan(paths, on_load=lambda: quiet_tensorflow(debug))
+        results = scan(paths)  # TensorFlow only if a check needs it
         if as_json:
             click.echo(json.dumps({"schema_version": 1, "ok": all(not r.findings for r in results),
                                    "files": [r.as_json() for r in results]}, indent=2))

@@ -42,6 +42,8 @@ def written(results) -> None:
                   f"{car.facts.get('node_count', '?')} nodes)")
         for line in car.summary:
             out.print(f"  {line}")
+        if car.facts.get("gpu"):
+            out.print(f"  gpu: {car.facts['gpu']['line']}", markup=False)
         if car.facts.get("latency"):
             out.print(f"  latency: {latency_line(car.facts['latency'])}", markup=False)
         out.print(f"  sidecar: {w.sidecar_path}")
@@ -154,6 +156,16 @@ def report(data: dict) -> None:
               ", ".join(f"{op} {n}" for op, n in ops[:15]) + (" ..." if len(ops) > 15 else ""))
     for gaps in data.get("targets", {}).values():
         out.print(gaps["summary"], markup=False, highlight=False)
+
+
+def device(data: dict) -> None:
+    """`freeze inspect --device gpu`: the coverage line, then each op that falls back."""
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(f"[bold]{data['path']}[/] ({data['judged']}): {data['device']}: {data['line']}")
+    for v in data["falls_back"]:
+        out.print(f"  subgraph {v['subgraph']} op {v['index']} {v['op']}: {v['reason']}",
+                  markup=False)
+    out.print(f"judged by {data['checker']}", markup=False)
 
 
 def targets(registry) -> None:

@@ -162,10 +162,10 @@ def _fed(graph_def, users: dict[str, list[str]]) -> set[str]:
 def output_count(graph_def, node) -> int | None:
     """How many tensors `node` outputs, from its op's definition (a library function's
     signature or TensorFlow's op registry) and its attrs; None if that cannot be told."""
-    from tensorflow.python.framework import op_def_registry
+    from graphfreeze.proto.ops import op_def as registered
 
     funcs = {f.signature.name: f.signature for f in graph_def.library.function}
-    op_def = funcs.get(node.op) or op_def_registry.get(node.op)
+    op_def = funcs.get(node.op) or registered(node.op)
     if op_def is None:
         return None
     total = 0

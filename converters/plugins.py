@@ -164,6 +164,7 @@ class Format:
     gaps: Callable[[Any, set], OpGaps] | None = None
     requires: tuple[str, ...] = ()
     extra: str | None = None
+    stages: tuple[Stage, ...] = ()  # more stages the format brings (after its export)
     parts: Callable[[str], list[str]] = field(default=one_file, repr=False)
 
     def missing(self) -> list[str]:
@@ -185,3 +186,13 @@ class Target:
     description: str
     stages: tuple[StageUse, ...]
     provider: str = BUILTIN
+    # a target named NAME:VALUE (npu-qualcomm:SM8650) sets option `parameter` to VALUE in each
+    # stage use that declares it
+    parameter: str | None = None
+
+    def given(self, value: str) -> Target:
+        """This target with its parameter set: named `name:value`."""
+        stages = tuple(StageUse(u.use, {**u.options, self.parameter: value})
+                       if self.parameter in u.options else u for u in self.stages)
+        return Target(f"{self.name}:{value}", self.description, stages, self.provider,
+                      self.parameter)

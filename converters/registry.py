@@ -40,7 +40,7 @@ def parse_target(data: dict, where: str, provider: str = BUILTIN) -> Target:
     for key in ("name", "description"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise ConfigError(f"{where}: '{key}' must be a non-empty string")
-    unknown = set(data) - {"schema_version", "name", "description", "stages"}
+    unknown = set(data) - {"schema_version", "name", "description", "stages", "parameter"}
     if unknown:
         raise ConfigError(f"{where}: unknown key {', '.join(sorted(unknown))}")
     stages = data.get("stages")
@@ -51,7 +51,10 @@ def parse_target(data: dict, where: str, provider: str = BUILTIN) -> Target:
         if not isinstance(entry, dict) or not isinstance(entry.get("use"), str):
             raise ConfigError(f"{where}: stages[{i}] needs use = \"stage_name\"")
         uses.append(StageUse(entry["use"], {k: v for k, v in entry.items() if k != "use"}))
-    return Target(data["name"], data["description"], tuple(uses), provider)
+    parameter = data.get("parameter")
+    if parameter is not None and not any(parameter in u.options for u in uses):
+        raise ConfigError(f"{where}: parameter '{parameter}' is an option of none of its stages")
+    return Target(data["name"], data["description"], tuple(uses), provider, parameter)
 
 
 def _made(cls: type):
@@ -157,7 +160,8 @@ class Registry:
     def add_format(self, fmt: Format, provider: str = BUILTIN) -> None:
         """A format and its export stage."""
         self.add("format", fmt.name, fmt, provider)
-        self.add_stage(fmt.export, provider)
+        for stage in (fmt.export, *fmt.stages):
+            self.add_stage(stage, provider)
 
     def add_target(self, target: Target) -> None:
         self.add("target", target.name, target, target.provider)
@@ -190,7 +194,8 @@ class Registry:
                  "executor": _executor}[kind](value, name, what)
             table[name] = (provider, value)
             if kind == "format":
-                self.add_stage(value.export, provider)
+                for stage in (value.export, *value.stages):
+                    self.add_stage(stage, provider)
         return value
 
     def stage(self, name: str) -> Stage:
@@ -199,7 +204,12 @@ class Registry:
         return self._get("stage", name)
 
     def target(self, name: str) -> Target:
-        return self._get("target", name)
+        """A target by name; `base:value` gives a target with a parameter (npu-qualcomm:SM8650)."""
+        base, colon, value = name.partition(":")
+        target = self._get("target", base if colon else name)
+        if colon and not target.parameter:
+            raise ConfigError(f"target '{base}' takes no parameter; drop ':{value}'")
+        return target.given(value) if colon else target
 
     def graph_pass(self, name: str) -> GraphPass:
         return self._get("pass", name)

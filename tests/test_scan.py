@@ -175,3 +175,27 @@ def test_each_source_kind_answers_scan_itself(hostile_models):
     assert all("scan" in vars(cls) for cls in kinds.values()), kinds  # none left to the default
     (result,) = scan([hostile_models / "models" / "frozen_read.pb"], registry)
     assert (result.kind, [f.node for f in result.findings]) == ("frozen_graph", ["read"])
+
+
+def test_no_tensorflow_for_kinds_that_need_none(samples, other_samples, hostile_models,
+                                               tmp_path):
+    """One `freeze scan` process over a checkpoint prefix, a model_dir, a SavedModel (TF1 and TF2),
+    a frozen graph, Keras .h5/.keras and hostile ones of each: the same findings, and TensorFlow
+    never imported (only a Keras TFOpLambda's function needs it)."""
+    import subprocess
+
+    hostile = hostile_models / "models"
+    paths = [samples / "iris" / "model.ckpt-200", samples / "cnn_v2", other_samples / "frozen.pb",
+             *(other_samples / n for n in ("tf1_savedmodel", "tf2_savedmodel", "model.h5",
+                                           "model.keras", "lambda.h5")),
+             *(hostile / n for n in sorted(HOSTILE) if n != "keras_write.h5")]
+    code = ("import sys\nfrom graphfreeze_cli.main import main\ntry:\n    main()\nfinally:\n"
+            "    print('tensorflow' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code, "scan", *map(str, paths)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    out = run.stdout.splitlines()
+    assert run.returncode == 3 and out[-1] == "False", run.stdout + run.stderr
+    assert sum(line.startswith("ok  ") for line in out) == 7
+    assert sum("layer 'double' (Lambda)" in line for line in out) == 1
+    for name, phrase in HOSTILE.items():
+        assert name == "keras_write.h5" or sum(phrase in line for line in out) == 1, name

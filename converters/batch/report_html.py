@@ -1,7 +1,8 @@
 """report.html: one self-contained page (inline CSS, no scripts, no network) a CI user can act
 on: the run's header, broken budgets first, the changes against the baseline, then a row per job
 and target (failures first) with its artifact (relative link, sha256), metrics, its change
-against the baseline, and a failed job's one-line error (once per job) and divergence table."""
+against the baseline, its Model Explorer overlays (--explain), and a failed job's one-line error
+(once per job) and divergence table."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from graphfreeze.batch.results import (
     JobResult,
     Report,
     duration,
+    gpu_lines,
     one_line,
     rows,
     summary_line,
@@ -52,7 +54,8 @@ _HEAD = ("status", "model", "target", "artifact", "source", "size", "nodes", "ma
 
 def report_html(report: Report, folder: str = "") -> bytes:
     """The page; artifact links are relative to `folder` (where the page is written)."""
-    parts = [_header(report), _budgets(report), _baseline(report), _jobs(report, folder)]
+    parts = [_header(report), _budgets(report), _baseline(report), _jobs(report, folder),
+             _gpu(report)]
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
@@ -61,6 +64,17 @@ def report_html(report: Report, folder: str = "") -> bytes:
 <body>{"".join(parts)}</body></html>
 """
     return page.encode()
+
+
+def _gpu(report: Report) -> str:
+    """Each TFLite artifact's GPU delegate coverage (ops taken, ops left to the CPU and why)."""
+    found = gpu_lines(report)
+    if not found:
+        return ""
+    body = "\n".join(f"<tr><td>{e(n)}</td><td>{e(t)}</td><td>{e(line)}</td></tr>"
+                     for n, t, line in found)
+    return ('<h2 id="gpu">GPU delegate coverage</h2>\n<table><thead><tr><th>model</th>'
+            f"<th>target</th><th>gpu</th></tr></thead>\n<tbody>\n{body}\n</tbody></table>\n")
 
 
 def _header(report: Report) -> str:
@@ -151,6 +165,19 @@ def _verification(sidecar: dict) -> tuple[str, str]:
     return (f"{max(diffs):.2g}" if diffs else "", shown)
 
 
+def _reduced(reduced, folder: str) -> str:
+    """`freeze batch --reduce`: a link to the failure's reduced repro (its stock-converter
+    script, the .pb beside it)."""
+    if not isinstance(reduced, dict) or "files" not in reduced:
+        return ""
+    files, (before, after) = reduced["files"], reduced["nodes"]
+    link = href(storage.join(reduced["folder"], files["script"]), folder)
+    pb = href(storage.join(reduced["folder"], files["pb"]), folder)
+    return (f'<p>reduced repro ({e(reduced["target"])}, {before} &rarr; {after} nodes): '
+            f'<a href="{e(link)}">{e(files["script"])}</a> on <a href="{e(pb)}">'
+            f'{e(files["pb"])}</a></p>')
+
+
 def _divergence(div: dict) -> str:
     if not div.get("available"):
         return f"<p>divergence: not located ({e(str(div.get('why', 'no probe')))})</p>"
@@ -166,6 +193,17 @@ def _divergence(div: dict) -> str:
     return (f'<p>{e(head)}:</p><table class="div"><thead><tr><th>node</th><th>op</th>'
             "<th>max |diff|</th><th>mean |diff|</th><th>upstream that agrees</th></tr></thead>"
             f"<tbody>{trs}</tbody></table>")
+
+
+def _overlays(artifact, folder: str) -> str:
+    """Links to the Model Explorer overlays `--explain` wrote beside the artifact (the
+    sidecar's `explain`), titled with the command that opens them."""
+    names = (artifact.sidecar or {}).get("explain") or {}
+    parent = storage.dirname(artifact.path.rstrip("/"))
+    opens = f"freeze explain {storage.basename(artifact.path.rstrip('/'))}"
+    links = [f'<a class="overlay" href="{e(href(storage.join(parent, n), folder))}" '
+             f'title="{e(opens)}">{e(kind)}</a>' for kind, n in sorted(names.items())]
+    return f'<br><span class="sha">overlays: {", ".join(links)}</span>' if links else ""
 
 
 def _rank(job: JobResult, failed: bool) -> int:
@@ -194,7 +232,7 @@ def _jobs(report: Report, folder: str) -> str:
             name = storage.basename(artifact.path.rstrip("/"))
             link = (f'<a href="{e(href(artifact.path, folder))}">{e(name)}</a><br>'
                     f'<span class="sha" title="sha256 {e(artifact.sha256)}">sha256 '
-                    f"{e(artifact.sha256[:12])}</span>")
+                    f"{e(artifact.sha256[:12])}</span>{_overlays(artifact, folder)}")
         change = changes.get((job.name, target))
         delta = "<br>".join(_delta(m, x) for m, x in change["metrics"].items()
                             if x["significant"]) if change else ""
@@ -215,6 +253,7 @@ def _jobs(report: Report, folder: str) -> str:
             text = e(one_line(job.error))
             div = (job.details or {}).get("divergence")
             extra = _divergence(div) if isinstance(div, dict) else ""
+            extra += _reduced((job.details or {}).get("reduced"), folder)
             body.append(f'<tr class="{e(job.status)} err"><td></td>'
                         f'<td colspan="{len(_HEAD) - 1}">{text}{extra}</td></tr>')
     head = "".join(f"<th>{e(h)}</th>" for h in _HEAD)

@@ -11,6 +11,7 @@ from graphfreeze.batch.results import (
     UNSUCCESSFUL,
     Report,
     duration,
+    gpu_lines,
     one_line,
     summary_line,
 )
@@ -44,12 +45,18 @@ def report_md(report: Report) -> bytes:
         out.append("")
     if failed:
         out += ["**Failed:**", ""]
-        out += [f"- :x: `{cell(job.name)}` ({job.status}) {cell(one_line(job.error))}"
-                for job in failed]
+        out += [f"- :x: `{cell(job.name)}` ({job.status}) {cell(one_line(job.error))}" +
+                _reduced(job) for job in failed]
         out.append("")
     if base is not None:
         out += _baseline(base)
     out += _all_jobs(report)
+    gpu = gpu_lines(report)
+    if gpu:
+        out += ["<details><summary>GPU delegate coverage</summary>", "",
+                "| model | target | gpu |", "|---|---|---|"]
+        out += [f"| {cell(n)} | {cell(t)} | {cell(line)} |" for n, t, line in gpu]
+        out += ["", "</details>", ""]
     run = report.run
     facts = [f"graphfreeze {run['graphfreeze']}" if run.get("graphfreeze") else "",
              f"TensorFlow {run['tensorflow']}" if run.get("tensorflow") else "",
@@ -100,3 +107,12 @@ def _all_jobs(report: Report) -> list[str]:
         out.append(f"| {job.status} | {cell(job.name)} | {cell(','.join(job.targets) or '-')} "
                    f"| {duration(job.seconds)} |")
     return out + ["", "</details>", ""]
+
+
+def _reduced(job) -> str:
+    """`freeze batch --reduce`: the reduced repro's script."""
+    reduced = (job.details or {}).get("reduced") or {}
+    if "files" not in reduced:
+        return ""
+    before, after = reduced["nodes"]
+    return f" (reduced repro: `{reduced['files']['script']}`, {before} → {after} nodes)"

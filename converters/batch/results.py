@@ -129,6 +129,12 @@ def rows(job: JobResult) -> list[tuple[str, ArtifactRecord | None, bool]]:
     return [(t, made.get(t), t in failing) for t in targets]
 
 
+def gpu_lines(report: Report) -> list[tuple[str, str, str]]:
+    """(job, target, GPU delegate coverage line) of every artifact whose sidecar has one."""
+    return [(job.name, a.target, a.sidecar["gpu"]["line"]) for job in report.jobs
+            for a in job.artifacts if isinstance((a.sidecar or {}).get("gpu"), dict)]
+
+
 def one_line(text: str | None) -> str:
     lines = (text or "").strip().splitlines()
     return lines[0].strip() if lines else "unknown error"

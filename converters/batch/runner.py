@@ -41,14 +41,15 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
         address: str | None = None, resources: dict[str, float] | None = None,
         recycle_after: int = 8, registry=None,
         baseline: str | None = None, fail_on: tuple[str, ...] = (),
-        stage_options: dict | None = None,
+        stage_options: dict | None = None, reduce: bool = False,
         on_result: Callable[[JobResult], None] = lambda result: None) -> Report:
     """Convert every job of `manifest` (or of `paths` with shared `options`, keyed as in a
     manifest's [defaults]). `cache`: a folder, "default" (~/.cache/graphfreeze) or None.
     `baseline`: an earlier report.json to compare with (default: the manifest's); `fail_on`:
     budget rules (with the manifest's) a job breaks against it: status over-budget.
     `stage_options`: stage options for every job, over the manifest's (`--benchmark`).
-    `address`, `resources`: where Ray runs the jobs (see ExecutorOptions)."""
+    `address`, `resources`: where Ray runs the jobs (see ExecutorOptions). `reduce`: each
+    failed job's failure reduced (reduce/batch.py), its repro in the job's folder."""
     from graphfreeze.registry import Registry
 
     start = time.monotonic()
@@ -137,6 +138,10 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
                     skipped=len(specs) - len(mine), interrupted=interrupted,
                     extra={"out_dir": out_dirs[0] if out_dirs else "dist"},
                     run=_run_facts(started, manifest, any(budget.values()), base is not None))
+    if reduce and not interrupted:
+        from graphfreeze.reduce.batch import reduce_failed
+
+        report = reduce_failed(report, by_job, timeout)
     if base is not None:
         report = dataclasses.replace(report, baseline=baselib.compare(report.as_json(), base,
                                                                       baseline))

@@ -111,3 +111,50 @@ def _format_gaps(graph, ops, formats, where) -> list:
             raise InputError(f"{where}: TensorFlow cannot import the graph ({first_line(err)}); "
                              "fix or re-export the graph") from err
     return sorted(gaps, key=lambda g: g.label)
+
+
+NOT_TFLITE = (".onnx", ".xml", ".bin", ".mlir", ".engine", ".plan")
+
+
+def device_report(path: str, device: str, kind: str = "auto", options: dict | None = None,
+                  unsafe: bool = False, on_load=lambda: None) -> dict:
+    """`freeze inspect --device gpu`: which ops the device's delegate takes and which fall back
+    to the CPU, with the reason. A .tflite is read as it is; a TensorFlow model is converted to
+    TFLite first (the `tflite` target, in a temporary folder; nothing is written beside it)."""
+    from graphfreeze.errors import InputError
+    from graphfreeze.formats.tflite import delegates
+
+    path = storage.expand(path)
+    data = b""
+    if not path.endswith("/") and path.lower().endswith((".tflite", ".lite", *NOT_TFLITE)):
+        data = storage.read_bytes(path)  # a missing file: the storage error names it
+    if delegates.is_tflite(data[:8]):
+        on_load()
+        how = "tflite file"
+    elif data:
+        raise InputError(f"{path}: not a TFLite flatbuffer; --device {device} judges TFLite "
+                         "models: give a .tflite artifact or the TensorFlow model it comes from")
+    else:
+        data, how = _as_tflite(path, kind, options or {}, unsafe, on_load), \
+            "converted in memory (target tflite)"
+    return {"schema_version": SCHEMA_VERSION, "path": path, "device": device, "judged": how,
+            **delegates.coverage(data).as_json()}
+
+
+def _as_tflite(path, kind, options, unsafe, on_load) -> bytes:
+    import dataclasses
+    import os
+    import tempfile
+
+    from graphfreeze import plan
+    from graphfreeze.convert import Request, execute, prepare
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "model.tflite")
+        prepared = prepare(Request(path, kind=kind, source_options=options, unsafe=unsafe,
+                                   targets=("tflite",), output=out, verify=False))
+        plans = plan.build(prepared.registry, ["tflite"], skip={"verify", "benchmark"})
+        on_load()
+        execute(dataclasses.replace(prepared, plans=plans))
+        with open(out, "rb") as f:
+            return f.read()

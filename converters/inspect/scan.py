@@ -2,9 +2,11 @@
 
 Each model is found (sources.detect) and its source kind scans it (`Source.scan`): its files
 parsed and put through the checks a conversion runs before it loads the model (structure, host
-ops, assets outside the model, Keras layers that run code). TensorFlow is imported for its
-protos and op registry; no session is made, no model loaded, nothing of the model runs. Each
-check reports the first fault it finds.
+ops, assets outside the model, Keras layers that run code). The files are read with
+graphfreeze.proto (TensorFlow's protos and op registry without TensorFlow); TensorFlow is imported
+only where a check needs it (a Keras TFOpLambda's function, an op outside the snapshot). No
+session is made, no model loaded, nothing of the model runs. Each check reports the first fault
+it finds.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ class Scanned:
 
 def scan(paths, registry=None, on_load=lambda: None) -> list[Scanned]:
     """Scan each path (a model, or a folder searched recursively for models). `on_load()` is
-    called once, before the first check that may import TensorFlow."""
+    called once, before the first check; native libraries' chatter is kept off stderr while
+    checks run (a check that needs TensorFlow imports it)."""
+    from graphfreeze.process.quiet import native_stderr_off
     from graphfreeze.registry import Registry
 
     registry = registry or Registry.default()
@@ -67,8 +71,9 @@ def scan(paths, registry=None, on_load=lambda: None) -> list[Scanned]:
             seen.add(key)
             if not loaded:
                 loaded.append(on_load())
-            results.append(Scanned(found, source.name,
-                                   check_model(found, source.name, registry)))
+            with native_stderr_off():
+                findings = check_model(found, source.name, registry)
+            results.append(Scanned(found, source.name, findings))
     return results
 
 

@@ -1,7 +1,8 @@
 """Finding a TF1 checkpoint's files: the prefix (given, or the latest/--step in a model_dir),
 its .index and every .data shard (V2), or the V1 file(s) (`SaverDef.V1`: the prefix itself, or
 `PREFIX-00000-of-00002` shards, no .index), and the meta graph. No TensorFlow for local paths.
-Reading the index (`read_index`): a broken one is one InputError line."""
+Listing the tensors (`read_index`, from the files without TensorFlow): a broken file is one
+InputError line."""
 
 from __future__ import annotations
 
@@ -141,7 +142,7 @@ def _check_v1_shards(prefix: str, files: list[str]) -> None:
 def read_meta_graph(path: str):
     """Parse a MetaGraphDef (binary or text); devices cleared."""
     from google.protobuf import message, text_format
-    from tensorflow.core.protobuf import meta_graph_pb2
+    from graphfreeze.proto.tf import meta_graph_pb2
 
     data = storage.read_bytes(path)
     meta = meta_graph_pb2.MetaGraphDef()
@@ -184,10 +185,59 @@ def unreadable_index(prefix: str, err: BaseException) -> InputError:
 
 
 def read_index(prefix: str) -> list[dict]:
-    """describe.checkpoint_variables, a broken index an InputError."""
-    from graphfreeze.sources.describe import checkpoint_variables
+    """checkpoint_variables, a broken index an InputError."""
+    from graphfreeze.proto.bundle import BundleError
 
     try:
-        return checkpoint_variables(reader_path(prefix))
+        return checkpoint_variables(prefix)
+    except BundleError as err:  # names the file and what is wrong
+        raise InputError(f"{err}; the file is truncated or corrupt, re-save or re-copy the "
+                         "checkpoint") from err
     except Exception as err:  # TensorFlow's OpError, IndexError, ... on corrupt index files
         raise unreadable_index(prefix, err) from err
+
+
+def checkpoint_variables(prefix: str) -> list[dict]:
+    """name, shape, dtype and bytes of each tensor of the checkpoint at `prefix`, read without
+    TensorFlow (V2: its index; V1: each file's meta entry); BundleError if a file is broken."""
+    from graphfreeze.proto import dtypes
+
+    v1 = v1_files(prefix)
+    if v1:
+        from graphfreeze.proto.slices import v1_variables
+
+        found = {n: (shape, dtypes.name(dtype), _count(shape) * dtypes.itemsize(dtype))
+                 for n, (shape, dtype) in v1_variables(v1).items()}
+    else:
+        from graphfreeze.proto.bundle import Bundle
+
+        entries = Bundle(prefix).entries
+        found = {n: (list(e.shape), dtypes.name(e.dtype), e.count * dtypes.itemsize(e.dtype))
+                 for n, e in entries.items()}
+    return [{"name": name, "shape": shape, "dtype": dtype, "bytes": size}
+            for name, (shape, dtype, size) in sorted(found.items())
+            if not name.endswith("/.ATTRIBUTES/OBJECT_CONFIG_JSON") and
+            name != "_CHECKPOINTABLE_OBJECT_GRAPH"]
+
+
+def _count(shape: list[int]) -> int:
+    total = 1
+    for d in shape:
+        total *= d
+    return total
+
+
+def _tensorflow_variables(prefix: str) -> dict:
+    """checkpoint_variables' rows as TensorFlow's reader gives them (what tests compare with)."""
+    import numpy as np
+    import tensorflow as tf
+
+    reader = tf.compat.v1.train.NewCheckpointReader(prefix)  # no dir check (ram://, gs://)
+    shapes = reader.get_variable_to_shape_map()
+    dtypes = reader.get_variable_to_dtype_map()
+    out = {}
+    for name, shape in shapes.items():
+        shape, dtype = [int(d) for d in shape], dtypes[name]
+        out[name] = (shape, dtype.name,
+                     int(np.prod(shape)) * (dtype.size if dtype != tf.string else 0))
+    return out

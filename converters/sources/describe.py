@@ -11,34 +11,24 @@ from graphfreeze.io import storage
 
 
 def total_size(paths: list[str]) -> int:
+    import os
+
+    from graphfreeze.io.paths import is_remote
+
     total = 0
     for p in paths:
         if storage.isdir(p):
-            import tensorflow as tf
+            if is_remote(p):
+                import tensorflow as tf
 
-            for root, _, files in tf.io.gfile.walk(p):
+                walk = tf.io.gfile.walk(p)
+            else:
+                walk = os.walk(p)
+            for root, _, files in walk:
                 total += sum(storage.size(storage.join(root, f)) for f in files)
         elif storage.exists(p):
             total += storage.size(p)
     return total
-
-
-def checkpoint_variables(prefix: str) -> list[dict]:
-    import numpy as np
-    import tensorflow as tf
-
-    reader = tf.compat.v1.train.NewCheckpointReader(prefix)  # no dir check (ram://, gs://)
-    shapes = reader.get_variable_to_shape_map()
-    dtypes = reader.get_variable_to_dtype_map()
-    out = []
-    for name in sorted(shapes):
-        if name.endswith("/.ATTRIBUTES/OBJECT_CONFIG_JSON") or name == "_CHECKPOINTABLE_OBJECT_GRAPH":
-            continue
-        shape = [int(d) for d in shapes[name]]
-        dtype = dtypes[name]
-        size = int(np.prod(shape)) * (dtype.size if dtype != tf.string else 0)
-        out.append({"name": name, "shape": shape, "dtype": dtype.name, "bytes": size})
-    return out
 
 
 def graph_tensors(graph_def, refs) -> list[dict]:

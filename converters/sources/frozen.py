@@ -11,6 +11,7 @@ import re
 
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.checks.validate import check_graph_def
+from graphfreeze.graph.tables import TABLE_INIT
 from graphfreeze.io import storage
 from graphfreeze.plugins import Source
 
@@ -26,6 +27,8 @@ class FrozenModel:
         self.graph_def = graph_def
         self.variables: dict = {}
         self.notes: dict = {}
+        if any(n.name == TABLE_INIT for n in graph_def.node):  # tables: run it before outputs
+            self.notes["table_init"] = TABLE_INIT
         self.default_inputs: list[str] | None = inputs
         self.default_outputs: list[str] | None = outputs
 
@@ -66,7 +69,7 @@ def failed_run(graph_file: str, err: BaseException) -> InputError:
 def read_graph_def(path: str):
     """Parse a GraphDef from `.pb` (binary) or `.pbtxt` (text); devices cleared."""
     from google.protobuf import message, text_format
-    from tensorflow.core.framework import graph_pb2
+    from graphfreeze.proto.tf import graph_pb2
 
     data = storage.read_bytes(path)
     graph_def = graph_pb2.GraphDef()

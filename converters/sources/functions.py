@@ -47,14 +47,21 @@ class FunctionModel(FrozenModel):
 
 
 def freeze_function(func, input_keys: list[str], output_keys: list[str],
-                    where: str = "the model"):
+                    where: str = "the model", owner=None):
     """`_freeze`, then the frozen graph checked like any read from a file: a model TensorFlow
-    loads but cannot freeze into a sound graph (a broken file at `where`) is an InputError."""
+    loads but cannot freeze into a sound graph (a broken file at `where`) is an InputError.
+    Lookup tables (`graph/tables.py`) and TF-Text resources the function captures are frozen in
+    (`owner` holds them)."""
     import tensorflow as tf
     from graphfreeze.graph.checks.validate import check_graph_def
+    from graphfreeze.graph.tables import freeze_tables, without_initializer_lists
+    from graphfreeze.graph.text_resources import freeze_text_resources
 
     try:
-        graph_def = _freeze(func, input_keys, output_keys)
+        with without_initializer_lists(func):
+            graph_def = _freeze(func, input_keys, output_keys)
+        graph_def = freeze_tables(graph_def, func, owner, where)
+        graph_def = freeze_text_resources(graph_def, func, owner, where)
     except (ValueError, TypeError, KeyError, tf.errors.OpError) as err:
         raise InputError(f"{where}: TensorFlow cannot freeze this model ({first_line(err)}); "
                          "the file is corrupt, re-export the model") from err

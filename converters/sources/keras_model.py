@@ -6,7 +6,8 @@ Keras safe mode, and an `.h5` file whose config holds a `Lambda` layer (marshall
 refused. Models wrapped by tensorflow-model-optimization for pruning or clustering are stripped
 of those wrappers with tfmot's own functions first; quantization-aware models keep their
 fake-quant ops (they freeze into FakeQuantWithMinMaxVars, which converters understand);
-cluster-preserving QAT files load as tfmot_load describes.
+cluster-preserving QAT files load as tfmot_load describes. A config naming keras-hub classes
+loads with keras-hub imported (keras_objects); the model is traced as keras_trace describes.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from graphfreeze.errors import ConfigError, InputError, first_line
 from graphfreeze.io import storage
 from graphfreeze.options import option
 from graphfreeze.plugins import Source
+from graphfreeze.sources import keras_objects
 from graphfreeze.sources.keras_config import check_keras_config, keras_writer, read_keras_config
+from graphfreeze.sources.keras_trace import op_error, structured, trace
 from graphfreeze.sources.tfmot_load import (
     has_cluster_training_weights,
     load_cluster_preserved,
@@ -93,14 +96,18 @@ def _load(local: str, path: str, objects: dict, unsafe: bool):
     config = read_keras_config(local)
     if not unsafe:  # no code from the file, no layer that touches the host
         check_keras_config(config, path)
-    if local.endswith(".keras") and keras_writer(local) == "keras":
+    flavour = "keras" if local.endswith(".keras") and keras_writer(local) == "keras" \
+        else "tf_keras"
+    keras_objects.import_packages(config, path, flavour)  # keras-hub registers its classes
+    objects = keras_objects.with_full_names(objects, config)
+    if flavour == "keras":
         import keras
 
         try:
             return keras.saving.load_model(local, custom_objects=objects, compile=False,
                                            safe_mode=not unsafe), "keras"
         except Exception as err:
-            _raise_load_error(path, err)
+            _raise_load_error(path, err, config, objects, flavour)
     import tf_keras
 
     safe = {"safe_mode": not unsafe} if local.endswith(".keras") else {}  # .h5: config checked
@@ -117,11 +124,14 @@ def _load(local: str, path: str, objects: dict, unsafe: bool):
             except InputError:
                 raise
             except Exception as again:
-                _raise_load_error(path, again)
-        _raise_load_error(path, err)
+                _raise_load_error(path, again, config, objects, flavour)
+        _raise_load_error(path, err, config, objects, flavour)
 
 
-def _raise_load_error(path: str, err: Exception):
+def _raise_load_error(path: str, err: Exception, config: dict, objects: dict, flavour: str):
+    unregistered = keras_objects.missing(config, objects, flavour)
+    if unregistered:
+        raise InputError(keras_objects.missing_message(path, unregistered)) from err
     missing = _missing_object(err)
     if missing:
         raise InputError(f"{path}: needs the custom object '{missing}'; pass --custom-objects "
@@ -165,38 +175,6 @@ def open_model(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
     return model, {"keras": flavour, "stripped": stripped}
 
 
-def trace(model, path: str = "the model"):
-    """`_trace`, a model whose config TensorFlow cannot trace (a broken file) an InputError."""
-    try:
-        return _trace(model)
-    except Exception as err:  # TypeError/ValueError "in user code: ..." from tf.function
-        lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-        raise InputError(f"{path}: TensorFlow cannot trace this Keras model "
-                         f"({lines[-1] if lines else type(err).__name__}); the file is corrupt "
-                         "or was saved by another Keras, re-save the model") from err
-
-
-def _trace(model):
-    """(concrete function of the model in inference mode, input names, output names): names as
-    the user knows them (input and output layer names), unique."""
-    import tensorflow as tf
-    from graphfreeze.graph.graphdefs import free_name
-
-    inputs = list(model.inputs)
-    taken: set[str] = set()  # names must be unique across inputs and outputs alike
-    input_names = [free_name(_input_name(t, i), taken) for i, t in enumerate(inputs)]
-    output_names = [free_name(_user_name(model, n), taken) for n in
-                    getattr(model, "output_names", None) or
-                    [f"output_{i}" for i in range(len(model.outputs))]]
-    specs = [tf.TensorSpec(t.shape, t.dtype, name=n) for t, n in zip(inputs, input_names,
-                                                                     strict=True)]
-
-    def forward(*xs):
-        return tf.nest.flatten(model(list(xs) if len(xs) > 1 else xs[0], training=False))
-
-    return tf.function(forward).get_concrete_function(*specs), input_names, output_names
-
-
 def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
     import numpy as np
     import tensorflow as tf
@@ -208,28 +186,16 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
 
     def call(feeds: dict) -> dict:
         xs = [tf.constant(feeds[n]) for n in input_names]
-        out = tf.nest.flatten(model(xs if len(xs) > 1 else xs[0], training=False))
+        try:
+            out = tf.nest.flatten(model(structured(model, xs), training=False))
+        except tf.errors.OpError as err:  # Keras wraps it in the layer's call and arguments
+            raise op_error(err) from err
         return {n: np.asarray(v) for n, v in zip(output_names, out, strict=True)}
 
     result = FunctionModel("keras", path, path, graph_def, input_names, output_names, call)
     result.keras_model = model
     result.notes.update(notes)
     return result
-
-
-def _user_name(model, name: str) -> str:
-    """A layer's own name, not that of a tfmot quantization wrapper around it (`quant_x`)."""
-    try:
-        layer = model.get_layer(name)
-    except ValueError:
-        return name
-    inner = getattr(layer, "layer", None)
-    return inner.name if type(layer).__name__.startswith("QuantizeWrapper") and inner else name
-
-
-def _input_name(tensor, i: int) -> str:
-    name = getattr(tensor, "name", None) or f"input_{i}"
-    return name.split(":")[0].split("/")[0]
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ class SignatureInfo:
 def read_saved_model_proto(path: str):
     """The SavedModel protobuf (no TensorFlow objects built); InputError if missing or broken."""
     from google.protobuf import message, text_format
-    from tensorflow.core.protobuf import saved_model_pb2
+    from graphfreeze.proto.tf import saved_model_pb2
 
     pb, pbtxt = storage.join(path, "saved_model.pb"), storage.join(path, "saved_model.pbtxt")
     model = saved_model_pb2.SavedModel()
@@ -68,7 +68,7 @@ def choose(model, path: str, tag: str, signature: str):
 
 def signatures(meta) -> list[SignatureInfo]:
     """Every signature's inputs and outputs, as the MetaGraphDef records them."""
-    from tensorflow.python.framework import dtypes
+    from graphfreeze.proto import dtypes
 
     def info(tensors):
         out = {}
@@ -76,7 +76,7 @@ def signatures(meta) -> list[SignatureInfo]:
             t = tensors[key]
             shape = None if t.tensor_shape.unknown_rank else \
                 [None if d.size < 0 else d.size for d in t.tensor_shape.dim]
-            out[key] = (t.name, dtypes.as_dtype(t.dtype).name if t.dtype else "?", shape)
+            out[key] = (t.name, dtypes.name(t.dtype) if t.dtype else "?", shape)
         return out
 
     return [SignatureInfo(k, info(s.inputs), info(s.outputs))
@@ -108,7 +108,8 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default",
     input_keys = list(getattr(fn, "_arg_keywords", None) or
                       sorted(fn.structured_input_signature[1]))
     output_keys = sorted(fn.structured_outputs)
-    graph_def = freeze_function(fn, input_keys, output_keys, storage.join(path, "saved_model.pb"))
+    graph_def = freeze_function(fn, input_keys, output_keys, storage.join(path, "saved_model.pb"),
+                                owner=loaded)
 
     def call(feeds: dict) -> dict:
         result = fn(**{k: tf.constant(v) for k, v in feeds.items()})

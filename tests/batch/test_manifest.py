@@ -67,6 +67,7 @@ tolerance = 0.5
     assert all("divergence" in car["verification"] for car in cars.values())  # explain
     assert json.loads((tmp_path / "dist" / "iris" / "model.ckpt-200.pb.json").read_text())[
         "verification"]["divergence"]
+    assert (tmp_path / "dist" / "iris" / "model.ckpt-200.tflite.divergence.json").exists()
 
 
 @pytest.mark.parametrize("text, message", [

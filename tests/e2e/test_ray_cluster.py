@@ -139,3 +139,36 @@ def test_driver_without_the_clusters_token_is_one_line(cluster, gcs, samples, tm
     assert line.startswith(f"error: --address {cluster.address}: cannot join that Ray cluster: ")
     assert "no authentication token was found" in line  # Ray's words, with where to put it
     assert not (folder / "dist").exists()
+
+
+def test_resource_no_node_has_is_one_line(cluster, gcs, samples, tmp_path):
+    folder = workspace(samples, tmp_path)
+    done = freeze_batch(folder, "--executor", "ray", "--address", cluster.address,
+                        "--resource", "tpu_v9=1", env=cluster.env(gcs.env()))
+    assert done.returncode == 6
+    assert done.stderr.splitlines() == [
+        f"error: --resource tpu_v9=1: no live node of the Ray cluster (--address "
+        f"{cluster.address}) has it (its custom resources: {WORKER}); start a node with "
+        "`ray start --address ... --resources '{\"tpu_v9\": 1}'`"]
+    assert not (folder / "dist").exists()
+
+
+def test_address_of_a_server_that_is_not_ray_is_one_line(samples, tmp_path):
+    import http.server
+    import threading
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{server.server_address[1]}"
+    folder = workspace(samples, tmp_path)
+    start = time.monotonic()
+    try:
+        done = freeze_batch(folder, "--executor", "ray", "--address", address)
+    finally:
+        server.shutdown()
+    assert time.monotonic() - start < 30  # not Ray's minute of retries
+    assert done.returncode == 6
+    assert done.stderr.splitlines() == [
+        f"error: --address {address}: something listens there but it is not a Ray cluster (no "
+        "gRPC); give the head node's address (`ray start --head` prints it)"]
+    assert not (folder / "dist").exists()

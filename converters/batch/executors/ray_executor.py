@@ -70,6 +70,11 @@ class RayExecutor:
                 except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as err:
                     raise ConfigError(f"{where}: cannot join that Ray cluster: {_why(err)}") \
                         from err
+            try:
+                _has_resources(ray, self.options.resources, where)
+            except ConfigError:
+                ray.shutdown()
+                raise
             return
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         with user_tmpdir():  # its session folder (sockets: 107 bytes at most) where Ray puts it
@@ -164,11 +169,46 @@ def _listening(address: str, where: str) -> None:
     if target is None:
         return
     try:
-        socket.create_connection(target, timeout=CONNECT_SECONDS).close()
+        sock = socket.create_connection(target, timeout=CONNECT_SECONDS)
     except OSError as err:
         why = err.strerror or str(err) or type(err).__name__
         raise ConfigError(f"{where}: no Ray cluster answers there ({why}); start one with "
                           "`ray start --head`, or give the head node's address") from err
+    with sock:  # Ray's own client would retry a server that is not Ray's for a minute
+        if os.environ.get("RAY_USE_TLS", "0") in ("0", "") and not _speaks_grpc(sock):
+            raise ConfigError(f"{where}: something listens there but it is not a Ray cluster "
+                              "(no gRPC); give the head node's address (`ray start --head` "
+                              "prints it)")
+
+
+def _speaks_grpc(sock) -> bool:
+    """Whether the server on `sock` answers an HTTP/2 preface with SETTINGS, as every gRPC
+    server (Ray's GCS and Ray Client) does at once; a web server or a silent port does not."""
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+    try:
+        sock.sendall(preface)
+        frame = b""
+        while len(frame) < 9:
+            chunk = sock.recv(9 - len(frame))
+            if not chunk:
+                return False
+            frame += chunk
+    except OSError:
+        return False
+    return frame[3] == 4  # the frame's type: SETTINGS
+
+
+def _has_resources(ray, resources: tuple, where: str) -> None:
+    """A one-line ConfigError if no live node has each `--resource` (Ray would wait forever)."""
+    nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+    for name, amount in resources:
+        if not any(node.get(name, 0) >= amount for node in nodes):
+            custom = sorted({k for node in nodes for k in node if not k.startswith("node:")}
+                            - {"CPU", "GPU", "memory", "object_store_memory"})
+            raise ConfigError(
+                f"--resource {name}={amount:g}: no live node of the Ray cluster ({where}) has it (its "
+                f"custom resources: {', '.join(custom) or 'none'}); start a node with "
+                f"`ray start --address ... --resources '{{\"{name}\": {amount:g}}}'`")
 
 
 def _missing_on_node(prepared, cwd: str) -> JobOutcome | None:

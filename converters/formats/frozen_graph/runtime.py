@@ -12,7 +12,10 @@ from graphfreeze.plugins import Session
 
 def open_frozen(path: str, inputs, outputs, *, threads: int = 2, keep: tuple[str, ...] = (),
                 untrusted: bool = False, loaded=None) -> FrozenSession:
+    from graphfreeze.graph.op_libraries import load_for
+
     graph_def = loaded if loaded is not None else read(path, inputs, outputs, untrusted)
+    load_for(graph_def, path)  # TF-Text's ops, registered by tensorflow_text
     return FrozenSession(graph_def, inputs, outputs, threads, keep)
 
 
@@ -72,6 +75,7 @@ class FrozenSession(Session):
 
     def bind(self, feeds: dict):
         import tensorflow as tf
+        from graphfreeze.graph.tables import run_init
 
         graph = tf.Graph()
         with graph.as_default():
@@ -82,6 +86,7 @@ class FrozenSession(Session):
                                           inter_op_parallelism_threads=1,
                                           use_per_session_threads=True)
         session = tf.compat.v1.Session(graph=graph, config=config)
+        run_init(session, graph)
         fetches = [graph.get_tensor_by_name(o.name) for o in self.outputs]
         feed_dict = {graph.get_tensor_by_name(i.name): feeds[i.name] for i in self.inputs}
         self.label = f"TensorFlow {tf.__version__} session (grappler on)"

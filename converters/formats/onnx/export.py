@@ -24,8 +24,15 @@ from graphfreeze.formats.onnx.fakequant import (
 from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset, onnx_gaps
 from graphfreeze.formats.onnx.quantize import QUANTIZE
 from graphfreeze.formats.onnx.runtime import has_qdq, open_onnx, parts
+from graphfreeze.formats.onnx.text_ops import (
+    CONTRIB,
+    CONTRIB_TEXT_OPS,
+    extra_opsets,
+    runtime_needs,
+)
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
+from graphfreeze.graph.tables import initialized_tables
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import OptionValueError, option
@@ -111,10 +118,13 @@ def _to_onnx(state, opset: int, careful: bool):
     # counters of their own: restart it so one run's numbers don't depend on the one before
     # (canonical_names then removes what set-ordering still varies).
     utils.INTERNAL_NAME = 1
+    extra = extra_opsets(graph_def, state.model.graph_file)  # TF-Text's, onnxruntime-extensions
     with import_graph(skeleton(graph_def)).as_default() as tf_graph, exact_handlers():
         try:
             g = tfonnx.process_tf_graph(tf_graph, opset=opset, input_names=inputs,
-                                        output_names=outputs, const_node_values=weights)
+                                        output_names=outputs, const_node_values=weights,
+                                        extra_opset=extra or None,
+                                        initialized_tables=initialized_tables(state.graph_def))
         except NodeRefused as err:
             raise InputError(f"{state.model.graph_file}: {err}") from None
         except Exception as err:  # noqa: BLE001 -- tf2onnx's rewriters raise anything
@@ -199,7 +209,8 @@ def unmapped_ops(model) -> list[str]:
     for node in model.graph.node:
         if node.domain in ("", "ai.onnx") and not onnx.defs.has(node.op_type):
             ops.add(node.op_type)
-        elif node.domain not in ("", "ai.onnx", "ai.onnx.ml", "com.microsoft"):
+        elif node.domain not in ("", "ai.onnx", "ai.onnx.ml", "com.microsoft") and not (
+                node.domain == CONTRIB and node.op_type in CONTRIB_TEXT_OPS):
             ops.add(f"{node.domain}:{node.op_type}")
     return sorted(ops)
 
@@ -264,11 +275,12 @@ def run(state, options: OnnxOptions):
                "onnx_op_counts": dict(sorted(
                    collections.Counter(n.op_type for n in model.graph.node).items())),
                "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
-               "external_data": storage.basename(paths[1]) if external else None},
+               "external_data": storage.basename(paths[1]) if external else None,
+               **runtime_needs(model)[0]},
         summary=((f"weights in {storage.basename(paths[1])} (keep it beside the model)",)
                  if external else ()) +
         ((_QDQ_NOTE.format("fake quantization" if qat else "int8 (onnxruntime's quantizer)"),)
-         if quantized else ()))
+         if quantized else ()) + runtime_needs(model)[1])
     warnings = [*state.notes.get("warnings", []), *warnings] if warnings else []
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
                                if warnings else state.notes)

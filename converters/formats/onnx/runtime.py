@@ -4,11 +4,13 @@ so Q/DQ compute what ONNX defines (by default onnxruntime fuses them into int8 k
 rounding differs from the float model by up to a quantization step); the divergence locator
 runs a copy with the kept tensors made graph outputs (tf2onnx keeps TensorFlow's tensor names
 for the ops it maps); --benchmark makes the session as an app does (default optimizations,
-`intra_op_num_threads` set, one inter-op thread) and times `session.run`."""
+`intra_op_num_threads` set, one inter-op thread) and times `session.run`. A model with
+onnxruntime-extensions' ops (TF-Text's tokenizers) gets that library registered."""
 
 from __future__ import annotations
 
 from graphfreeze.errors import RunError, first_line
+from graphfreeze.formats.onnx.text_ops import uses_contrib
 from graphfreeze.plugins import Session
 
 
@@ -50,21 +52,32 @@ def _proto(path: str):
         raise RunError(f"not an ONNX model ({first_line(err)})") from err
 
 
-def _session(model, threads: int, as_defined: bool = False, app: bool = False):
-    """An onnxruntime session on a path or serialized model."""
-    import onnxruntime as ort
+def _session(model, threads: int, as_defined: bool = False, app: bool = False,
+             contrib: bool = False):
+    """An onnxruntime session on a path or serialized model (`isolated.ort_session`); one with
+    onnxruntime-extensions' ops (`contrib`) in a child process once tensorflow_text is loaded
+    here (the two together segfault)."""
+    from graphfreeze.formats.onnx import isolated
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    if app:
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    elif as_defined:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if contrib and isolated.needed():
+        return isolated.IsolatedSession(model, threads, as_defined, app)
+    return isolated.ort_session(model, threads, as_defined, app, contrib)
+
+
+def _text(name: str, value):
+    """A string input as onnxruntime takes it: Python str (it reads bytes objects as their
+    repr, `b'...'`), decoded from UTF-8; other inputs as they are."""
+    import numpy as np
+
+    value = np.asarray(value)
+    if value.dtype.kind not in "OS":
+        return value
     try:
-        return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-    except Exception as err:  # noqa: BLE001 -- onnxruntime's errors for a model
-        raise RunError(f"onnxruntime cannot load it ({first_line(err)})") from err
+        return np.vectorize(lambda v: v.decode("utf-8") if isinstance(v, bytes) else v,
+                            otypes=[object])(value)
+    except UnicodeDecodeError as err:
+        raise RunError(f"input '{name}' has a string that is not UTF-8 ({err.reason} at byte "
+                       f"{err.start}), which onnxruntime cannot take") from err
 
 
 class OnnxSession(Session):
@@ -74,18 +87,20 @@ class OnnxSession(Session):
         self._verifying = None
 
     def _feeds(self, feeds: dict) -> dict:
-        return {i.name: feeds[i.name] for i in self.inputs}
+        return {i.name: _text(i.name, feeds[i.name]) for i in self.inputs}
 
     def run(self, feeds: dict) -> list:
         import onnx
 
         if self._verifying is None:
-            qdq = has_qdq(_proto(self.path))
+            model = _proto(self.path)
+            qdq, contrib = has_qdq(model), uses_contrib(model)
+            del model
             try:
                 onnx.checker.check_model(self.path)
             except Exception as err:  # noqa: BLE001 -- the checker's errors for a file
                 raise RunError(f"onnx.checker rejects it ({first_line(err)})") from err
-            self._verifying = _session(self.path, self.threads, as_defined=qdq)
+            self._verifying = _session(self.path, self.threads, as_defined=qdq, contrib=contrib)
         try:
             return self._verifying.run([o.name for o in self.outputs], self._feeds(feeds))
         except Exception as err:  # noqa: BLE001 -- onnxruntime's errors for a model
@@ -108,11 +123,12 @@ class OnnxSession(Session):
                     model.graph.output.append(onnx.ValueInfoProto(name=out))
                     present.add(out)
         fd, copy = tempfile.mkstemp(suffix=".onnx", dir=os.path.dirname(self.path) or ".")
+        contrib = uses_contrib(model)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(model.SerializeToString())
             del model
-            session = _session(copy, self.threads)
+            session = _session(copy, self.threads, contrib=contrib)
         finally:
             os.remove(copy)
         fetch = [o.name for o in session.get_outputs() if o.name in wanted]
@@ -122,7 +138,8 @@ class OnnxSession(Session):
     def bind(self, feeds: dict):
         import onnxruntime as ort
 
-        session = _session(self.path, self.threads, app=True)
+        session = _session(self.path, self.threads, app=True,
+                           contrib=uses_contrib(_proto(self.path)))
         names, bound, run_options = [o.name for o in self.outputs], self._feeds(feeds), \
             ort.RunOptions()
         self.label = f"onnxruntime {ort.__version__} (CPUExecutionProvider)"

@@ -37,7 +37,11 @@ def open_saved_model(path: str, inputs, outputs, *, threads: int = 2,
                      keep: tuple[str, ...] = (), untrusted: bool = False,
                      loaded=None) -> SavedModelSession:
     if untrusted:
-        check(path)
+        check(path)  # registers the op libraries its graphs use, as any source's check does
+    elif loaded is not None:
+        from graphfreeze.graph.op_libraries import load_for
+
+        load_for(loaded, path)
     return SavedModelSession(path, inputs, outputs, threads, keep, loaded)
 
 

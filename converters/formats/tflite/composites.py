@@ -15,7 +15,7 @@ import tempfile
 SIGNATURE = "serving_default"
 
 
-def saved_model_converter(graph_def, shapes: list[tuple[str, list[int]]], outputs: list[str]):
+def composite_converter(graph_def, shapes: list[tuple[str, list[int]]], outputs: list[str]):
     """A `tf.lite.TFLiteConverter` on a temporary SavedModel of `graph_def` (placeholders fixed
     to `shapes`, signature outputs keyed by the `outputs` tensors' node names). The folder lives
     as long as the converter (`conv.graphfreeze_folder`)."""

@@ -9,11 +9,12 @@ import re
 from typing import TYPE_CHECKING
 
 from graphfreeze.errors import InputError, first_line
-from graphfreeze.formats.tflite.composites import renamed, saved_model_converter
+from graphfreeze.formats.tflite.composites import composite_converter, renamed
 from graphfreeze.formats.tflite.qat import is_qat, qat_converter
 from graphfreeze.formats.tflite.selective import calibrate
 from graphfreeze.formats.tflite.tensor_lists import static_element_shapes
 from graphfreeze.graph.composites import composite_calls
+from graphfreeze.graph.tables import has_tables, saved_model_converter
 
 if TYPE_CHECKING:
     from graphfreeze.formats.tflite.export import TFLiteOptions
@@ -38,8 +39,11 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
         conv.target_spec.supported_ops = ops + ([tf.lite.OpsSet.SELECT_TF_OPS]
                                                 if options.allow_tf_ops else [])
         return conv
-    if shapes and composite_calls(graph_def):  # kept for the converter to fuse (composites.py)
-        conv = saved_model_converter(graph_def, shapes, [ref.name for ref in state.outputs])
+    if shapes and dynamic(graph_def, inputs):  # TFLiteConverter's SavedModel path
+        conv = saved_model_converter(graph_def, [ref.name for ref in state.inputs],
+                                     [ref.name for ref in state.outputs])
+    elif shapes and composite_calls(graph_def):  # kept for the converter to fuse (composites.py)
+        conv = composite_converter(graph_def, shapes, [ref.name for ref in state.outputs])
     elif shapes:
         conv = tf.compat.v1.lite.TFLiteConverter(
             graph_def, None, None, input_arrays_with_shape=shapes,
@@ -76,6 +80,14 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
     return conv
 
 
+def dynamic(graph_def, inputs) -> bool:
+    """Graphs converted as TFLiteConverter converts their SavedModel: with lookup tables (an
+    initializer subgraph fills them) or ragged inputs (their lengths vary per call)."""
+    from graphfreeze.data.domains import domains
+
+    return has_tables(graph_def) or any(d.splits_of for d in domains(graph_def, inputs).values())
+
+
 def learned_ranges(graph_def, options: TFLiteOptions) -> bool:
     """A quantization-aware-trained graph (FakeQuant ops) on an integer or float target: it
     converts as TensorFlow converts QAT models, int8 with the ranges it learned (fp16 keeps the
@@ -84,11 +96,18 @@ def learned_ranges(graph_def, options: TFLiteOptions) -> bool:
 
 
 def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
+    """The flatbuffer; TF-Text ops go in as TF-Text's TFLite custom ops (`text_ops`)."""
+    from graphfreeze.formats.tflite import text_ops
+
     conv = converter(state.graph_def, state, options, inputs, samples)
-    data = run_converter(conv, state.model.graph_file, options.allow_tf_ops)
-    if hasattr(conv, "graphfreeze_folder"):  # through a SavedModel: the graph's names back
-        data = renamed(data, [ref.node for ref in state.inputs])
-    return data
+    where = state.model.graph_file
+    text_ops.prepare(conv, state.graph_def, where)
+    model = run_converter(conv, where, options.allow_tf_ops)
+    if getattr(conv, "allow_custom_ops", False):
+        text_ops.check_custom_ops(model, where)
+    if hasattr(conv, "graphfreeze_folder"):  # composites' SavedModel: the graph's names back
+        model = renamed(model, [ref.node for ref in state.inputs])
+    return model
 
 
 def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
-from graphfreeze.formats.tflite import int8
+from graphfreeze.formats.tflite import aot, delegates, int8, text_ops
 from graphfreeze.formats.tflite.convert import convert, converter, learned_ranges
 from graphfreeze.formats.tflite.gaps import tflite_gaps
-from graphfreeze.formats.tflite.qat import float_ops, is_qat
+from graphfreeze.formats.tflite.qat import float_ops, is_qat, kept_float
 from graphfreeze.formats.tflite.runtime import open_tflite
 from graphfreeze.formats.tflite.selective import IO_TYPES, RANGES
 from graphfreeze.formats.tflite.tensor_lists import LOOPS
@@ -95,45 +95,53 @@ def run(state, options: TFLiteOptions):
                          "images with objects in them (synthetic random inputs give no boxes); "
                          "pass --calibration (or --verify-data) with real images, or use "
                          "tflite-fp16 or tflite-dynamic")
+    text = next((i.name for i in inputs if i.dtype == "string"), None)
+    if text and options.quantize in ("int8", "int16x8") and not qat:
+        raise InputError(f"{state.model.graph_file}: input '{text}' is a string, which TFLite's "
+                         "integer calibrator cannot feed (TFLiteConverter crashes on it); use "
+                         "the tflite-dynamic target (int8 weights) or tflite")
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
-        not is_qat(state.graph_def) and not loop  # its calibrator crashes on loops too
+        not is_qat(state.graph_def) and not loop and \
+        not text_ops.text_ops(state.graph_def) and \
+        not any(i.dtype == "string" for i in inputs)  # its calibrator crashes on these
     integer = options.quantize in ("int8", "int16x8") and not qat
-    samples = options.samples(inputs) if integer or report else None
+    samples = int8.samples(state, options, inputs) if integer or report else None
     data = convert(state, options, inputs, samples)
     model = None
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
         model = int8.build(data, options, state.model.graph_file, samples,
                            state.model.notes.get("keras"))
         data = model.quantized()
+    # partly QAT (quantize_annotate_layer on some layers): the other layers stay float, as
+    # TFLiteConverter keeps them (qat.kept_float)
     rest = float_ops(data) if qat and options.quantize == "int8" else []
-    if rest:  # partly QAT (annotated layers): calibrate what has no learned ranges
-        samples = options.samples(inputs)
-        data = convert(state, options, inputs, samples)
-        if float_ops(data):
-            raise InputError(f"{state.model.graph_file}: quantization-aware trained, but op(s) "
-                             f"{', '.join(float_ops(data)[:3])} stay float even calibrated; "
-                             "quantize those layers too (tfmot quantize_annotate_layer), or use "
-                             "the tflite target")
     (local,) = state.files.workdir([state.output_path])
     with open(local, "wb") as f:
         f.write(data)
     warnings = list(state.notes.get("warnings", []))
-    if integer or rest:
-        warnings += calibration_warning(state, options, inputs, rest)
+    if integer:
+        warnings += calibration_warning(state, options, inputs)
+    if rest:
+        warnings.append(kept_float(state.target, rest))
     facts = {"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
              "node_count": len(state.graph_def.node), "tflite_io": io_types(data),
-             **({"calibration": options.calibration_data() or "synthetic"}
-                if integer or rest else {}),
+             "gpu": delegates.fact(data),
+             **({"calibration": options.calibration_data() or "synthetic"} if integer else {}),
              **({"keep_float": [*model.nodes, *model.ops]} if model and options.keep_float
                 else {}),
              **({"per_tensor": True} if integer and options.per_tensor else {}),
              **({"quantization": "qat (ranges learned in training)" +
-                 (f"; {len(rest)} op(s) calibrated" if rest else "")} if qat else {})}
+                 (f"; {len(rest)} op(s) not annotated kept float" if rest else "")}
+                if qat else {})}
     summary = composite_lines(state.graph_def, facts)
     if report:
-        more, summary, warning = layer_report(state, options, inputs, samples, model)
+        more, lines, warning = layer_report(state, options, inputs, samples, model)
+        summary = (*summary, *lines)
         facts.update(more)
         warnings.extend([warning] if warning else [])
+    more, lines = text_ops.runtime_needs(data)
+    facts.update(more)
+    summary = (*summary, *lines)
     sha256, size = artifact_digest([local])
     artifact = Artifact(
         path=state.output_path, sha256=sha256, size=size, format=FORMAT, inputs=inputs,
@@ -159,13 +167,11 @@ def composite_lines(graph_def, facts: dict) -> tuple[str, ...]:
                      else f"the body of '{c.function}'") for c in calls)
 
 
-def calibration_warning(state, options: TFLiteOptions, inputs, rest) -> list[str]:
+def calibration_warning(state, options: TFLiteOptions, inputs) -> list[str]:
     """A warning when int8 calibrates on synthetic inputs (no --calibration or --verify-data)."""
     if options.calibration_data() is not None or not inputs:
         return []
-    what = f"{len(rest)} op(s) without learned ranges ({', '.join(rest[:2])}) calibrated" \
-        if rest else "calibrated"
-    return [f"{state.target}: {what} on {options.calibration_samples} synthetic random inputs, "
+    return [f"{state.target}: calibrated on {options.calibration_samples} synthetic random inputs, "
             "so int8 accuracy on real data is unknown; pass --calibration (or --verify-data) "
             "with real samples"]
 
@@ -217,4 +223,4 @@ def io_types(data: bytes) -> dict:
 STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
               "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite")
 FORMAT = Format("tflite", STAGE, open=open_tflite, gaps=tflite_gaps,
-                requires=("ai_edge_litert",), extra="convert")
+                requires=("ai_edge_litert",), extra="convert", stages=(aot.STAGE,))

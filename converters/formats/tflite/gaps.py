@@ -7,15 +7,26 @@ import re
 
 from graphfreeze.errors import first_line
 from graphfreeze.formats.tflite.convert import converter_error_ops
+from graphfreeze.graph.op_libraries import TFLITE_KERNELS as KERNELS
+from graphfreeze.graph.op_libraries import library_of, text_ops
 from graphfreeze.plugins import OpGaps
 
 
 def tflite_gaps(graph_def, ops: set[str]) -> OpGaps:
-    """OpGaps for the tflite targets: builtins that are missing, and which of those Flex runs."""
-    result = convert_each_op(graph_def, sorted(ops))
+    """OpGaps for the tflite targets: builtins that are missing, and which of those Flex runs;
+    TF-Text ops with a TF-Text TFLite kernel are no gap (they go in as custom ops)."""
+    custom = sorted(o for o in ops if o in KERNELS) if text_ops(graph_def) else []
+    kernelless = sorted(o for o in ops if library_of(o) and o not in KERNELS)  # Flex lacks them
+    result = convert_each_op(graph_def, sorted(set(ops) - set(custom) - set(kernelless)))
+    if kernelless:
+        result["no_kernel"] = sorted(result["no_kernel"] + kernelless)
+        result["unsupported"] = sorted(result["unsupported"] + kernelless)
     text = ", ".join(result["unsupported"]) or "all checked ops convert"
     if result["needs_allow_tf_ops"]:
         text += f" (with --allow-tf-ops: {', '.join(result['needs_allow_tf_ops'])})"
+    if custom:
+        text += f"; TF-Text custom ops (TF-Text's TFLite kernels): {', '.join(custom)}"
+        result["text_custom_ops"] = custom
     if result["unchecked"]:
         text += f"; unchecked (only inside functions): {', '.join(result['unchecked'])}"
     return OpGaps("tflite", result["unsupported"], f"tflite builtins: {text}",

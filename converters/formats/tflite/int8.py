@@ -11,6 +11,40 @@ import dataclasses
 from graphfreeze.formats.tflite import selective
 
 
+def samples(state, options, inputs, seed: int = 1) -> list:
+    """What int8 calibrates on: the user's data (--calibration, --verify-data), its ids checked
+    against the tables they index, else seeded samples of the kind the model takes: integer
+    inputs that index a table (token ids) within its rows, masks 0 and 1
+    (`graph.index_ranges`), at the inputs' shapes."""
+    from graphfreeze.graph.index_ranges import input_ranges, within
+
+    found = options.samples(inputs, seed)
+    names = [info.name for info in inputs]
+    path = options.calibration_data()
+    if path is not None:
+        _check_ids(found, names, input_ranges(state.graph_def, names, masks=False), path)
+        return found
+    ranges = input_ranges(state.graph_def, names)
+    return within(found, names, ranges, seed) if ranges else found
+
+
+def _check_ids(found: list, names: list[str], ranges: dict, path: str) -> None:
+    """InputError when the data holds an id past the table its input indexes."""
+    import numpy as np
+    from graphfreeze.errors import InputError
+    from graphfreeze.graph.graphdefs import node_of
+
+    for k, name in enumerate(names):
+        bounds = ranges.get(node_of(name))
+        values = [np.asarray(sample[k]) for sample in found]
+        tops = [int(v.max()) for v in values if v.size and v.dtype.kind in "iu"]
+        top = max(tops, default=None)
+        if bounds and top is not None and top >= bounds[1]:
+            raise InputError(f"{path}: input '{name}' holds id {top}, but the table it indexes "
+                             f"has {bounds[1]} rows (ids 0-{bounds[1] - 1}); give ids within "
+                             "the model's vocabulary")
+
+
 @dataclasses.dataclass(frozen=True)
 class Int8Model:
     """A calibrated model (TensorFlow's min/max ranges), the samples it was calibrated on, and

@@ -1,6 +1,7 @@
 """The one place a TFLite interpreter is made: LiteRT's (`ai_edge_litert`, the runtime TensorFlow
 2.21 points to in place of the deprecated `tf.lite.Interpreter`), or TensorFlow's own when
-`ai_edge_litert` is not installed (it is in the `convert` extra).
+`ai_edge_litert` is not installed (it is in the `convert` extra). A model with TF-Text custom
+ops gets TF-Text's kernels as custom op registerers (`text_ops.registerers`).
 
 Neither runs Flex (SELECT_TF_OPS) models: LiteRT 2.3.0 ships no Flex delegate and the
 TensorFlow 2.21 wheel no `_pywrap_tensorflow_lite_flex`, so no library in the process defines
@@ -13,29 +14,36 @@ from __future__ import annotations
 FLEX_ERROR = "Select TensorFlow op"
 
 
-def interpreter_class() -> type:
-    """LiteRT's Interpreter class, or tf.lite.Interpreter without ai_edge_litert."""
+def interpreter_class(custom_ops: bool = False) -> type:
+    """LiteRT's Interpreter class, or tf.lite.Interpreter without ai_edge_litert; their
+    InterpreterWithCustomOps for a model with custom ops (TF-Text's)."""
     try:
-        from ai_edge_litert.interpreter import Interpreter
+        import ai_edge_litert.interpreter as litert
     except ImportError:
         import tensorflow as tf
 
-        return tf.lite.Interpreter
-    return Interpreter
+        if not custom_ops:
+            return tf.lite.Interpreter
+        from tensorflow.lite.python import interpreter as litert
+    return litert.InterpreterWithCustomOps if custom_ops else litert.Interpreter
 
 
 def interpreter(model_path: str | None = None, model_content: bytes | None = None,
                 num_threads: int = 2, preserve_all_tensors: bool = False):
-    """An interpreter on a flatbuffer file or its bytes (tensors not yet allocated)."""
+    """An interpreter on a flatbuffer file or its bytes (tensors not yet allocated), with
+    TF-Text's kernels registered when the model uses TF-Text custom ops."""
     import warnings
 
+    from graphfreeze.formats.tflite.text_ops import registerers
     from graphfreeze.process.quiet import native_stderr_off
 
+    custom = registerers(model_path if model_content is None else model_content)
+    extra = {"custom_op_registerers": custom} if custom else {}
     with native_stderr_off(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # preserve_all_tensors "is for debugging": it is here
-        return interpreter_class()(model_path=model_path, model_content=model_content,
-                                   num_threads=num_threads,
-                                   experimental_preserve_all_tensors=preserve_all_tensors)
+        return interpreter_class(bool(custom))(
+            model_path=model_path, model_content=model_content, num_threads=num_threads,
+            experimental_preserve_all_tensors=preserve_all_tensors, **extra)
 
 
 def is_flex_error(err: BaseException) -> bool:

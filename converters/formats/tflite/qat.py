@@ -1,9 +1,11 @@
 """Quantization-aware-trained graphs (FakeQuant ops, as tfmot's `quantize_model` leaves them) to
 TFLite the way TensorFlow converts them: `TFLiteConverter` (v2) on a concrete function holding
 the frozen graph, `optimizations=[DEFAULT]` and no representative dataset, so the converter
-takes every range from the FakeQuant ops the model learned. The v1 graph converter would keep
-them as float Quantize/Dequantize pairs; a calibrator would overwrite them (and fail on
-MaxPool's same-scale constraint).
+takes every range from the FakeQuant ops the model learned. Layers a partly annotated model
+(`quantize_annotate_layer` on some layers) leaves without FakeQuant stay float, as TFLiteConverter
+keeps them: calibrating them on synthetic data would quantize what the user did not ask for.
+The v1 graph converter would keep them as float Quantize/Dequantize pairs; a calibrator would
+overwrite them (and fail on MaxPool's same-scale constraint).
 """
 
 from __future__ import annotations
@@ -56,3 +58,10 @@ def float_ops(data: bytes) -> list[str]:
         if any(t["dtype"] in (np.float32, np.float16) for t in outs):
             found.append(f"{op['op_name']} ({outs[0]['name'].split(';')[-1]})")
     return found
+
+
+def kept_float(target: str, ops: list[str]) -> str:
+    """The warning for a partly QAT model's float ops (`float_ops`)."""
+    return (f"{target}: {len(ops)} op(s) the QAT model does not annotate ({', '.join(ops[:2])}) "
+            "stay float, as TFLiteConverter keeps them; annotate them (tfmot "
+            "quantize_annotate_layer) for a full-integer model")

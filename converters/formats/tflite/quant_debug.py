@@ -124,3 +124,11 @@ def summary_line(rows: list[dict], quantize: str, shown: int = 3) -> str:
 
 def _number(value) -> str:
     return "n/a" if value is None else f"{value:.2f}"
+
+
+def overlay_values(rows: list[dict]) -> dict:
+    """{TFLite tensor: (rmse/scale, rmse/scale over rounding's 0.29)}: the per-layer error the
+    Model Explorer overlay shows (explain/overlay.py), keyed by the quantized op's output tensor
+    (TF's debugger names it as the artifact does); layers it could not measure are left out."""
+    return {r["tensor"]: (r["rmse/scale"], r["rmse/scale"] / ROUNDING) for r in rows
+            if r.get("rmse/scale") is not None}

@@ -80,7 +80,7 @@ def _run_roots(meta_graph_def) -> list[str]:
     """What loading and serving may run besides the saver: every signature's tensors (the init
     op's signature too), the init op collections, local variables' initializers (TensorFlow's
     v1 loader runs these), as node names."""
-    from tensorflow.core.framework import variable_pb2
+    from graphfreeze.proto.tf import variable_pb2
 
     roots = []
     for signature in meta_graph_def.signature_def.values():
@@ -139,7 +139,7 @@ def _reads_asset(node, by_name, assets: set[str]) -> bool:
 
 
 def _asset_defs(meta_graph_def) -> list:
-    from tensorflow.core.protobuf import meta_graph_pb2
+    from graphfreeze.proto.tf import meta_graph_pb2
 
     defs = list(meta_graph_def.asset_file_def)
     collection = meta_graph_def.collection_def.get("saved_model_assets")

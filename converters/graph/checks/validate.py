@@ -12,6 +12,7 @@ from __future__ import annotations
 from graphfreeze.errors import InputError
 from graphfreeze.graph.checks.validate_values import check_const, check_sizes, type_name
 from graphfreeze.graph.graphdefs import function_names_used, split_tensor
+from graphfreeze.graph.op_libraries import op_def_of
 
 _LOOP_BACK = ("NextIteration", "RefNextIteration")  # while-loop back edges into Merge
 _FIELDS = {"string": "s", "int": "i", "float": "f", "bool": "b", "type": "type",
@@ -41,16 +42,16 @@ def check_graph_def(graph_def, where: str) -> None:
 
 
 def _check_versions(versions, where: str) -> None:
-    import tensorflow as tf
-    from tensorflow.python.framework import versions as tf_versions
+    from graphfreeze.proto.ops import versions as registry
 
-    have = tf_versions.GRAPH_DEF_VERSION
-    ours = f"TensorFlow {tf.__version__} reads graph versions up to {have}"
+    tf = registry()  # the pinned TensorFlow's, without importing it
+    have = tf["graph_def_version"]
+    ours = f"TensorFlow {tf['tensorflow']} reads graph versions up to {have}"
     if versions.min_consumer > have:
         raise InputError(f"{where}: the graph needs a TensorFlow that reads graph version "
                          f"{versions.min_consumer} ({ours}); upgrade TensorFlow or re-export the "
                          "graph with this version")
-    if versions.producer < tf_versions.GRAPH_DEF_VERSION_MIN_PRODUCER:
+    if versions.producer < tf["graph_def_version_min_producer"]:
         raise InputError(f"{where}: graph version {versions.producer} is too old ({ours}); "
                          "re-export the graph with a newer TensorFlow")
     if have in versions.bad_consumers:
@@ -131,17 +132,15 @@ class _OpDefs:
     """Op type -> _Op (a library function's signature first, then TensorFlow's registry)."""
 
     def __init__(self, funcs: dict):
-        from tensorflow.core.framework import types_pb2
-        from tensorflow.python.framework import op_def_registry
+        from graphfreeze.proto.tf import types_pb2
 
         self.funcs = funcs
-        self._registry = op_def_registry.get
         self._ops: dict = {}
         self.data_types = set(types_pb2.DataType.values()) - {types_pb2.DT_INVALID}
 
-    def get(self, op: str) -> _Op | None:
-        if op not in self._ops:
-            op_def = self.funcs[op].signature if op in self.funcs else self._registry(op)
+    def get(self, op: str, at: str = "") -> _Op | None:  # at: the node, to load a library
+        if self._ops.get(op) is None and (op not in self._ops or at):
+            op_def = self.funcs[op].signature if op in self.funcs else op_def_of(op, at)
             self._ops[op] = _Op(op_def) if op_def is not None else None
         return self._ops[op]
 
@@ -160,7 +159,7 @@ def _check_body(nodes, ops: _OpDefs, where: str, scope: str, args: set | None = 
         by_name[node.name] = node
     op_of, outputs, ats, called = {}, {}, {}, set()
     for node in nodes:
-        op = ops.get(node.op)
+        op = ops.get(node.op, f"{where}: {scope}node '{node.name}'")
         if op is None:
             raise InputError(f"{where}: {scope}node '{node.name}' has op '{node.op}', which "
                              "neither TensorFlow nor the graph's function library defines (a "

@@ -48,17 +48,14 @@ def _human(size: float) -> str:
 @functools.cache
 def _itemsize(dtype: int) -> int:
     """Bytes per element of a DataType enum (0 for strings, resources, variants)."""
-    import numpy as np
-    from tensorflow.python.framework import dtypes
+    from graphfreeze.proto import dtypes
 
-    try:
-        return np.dtype(dtypes.as_dtype(dtype).as_numpy_dtype).itemsize
-    except (TypeError, ValueError):
-        return 0
+    base = dtype - 100 if 100 < dtype < 200 else dtype  # a reference type's
+    return 8 if base == dtypes.STRING else dtypes.itemsize(dtype)  # strings: numpy objects
 
 
 def type_name(dtype) -> str:
-    from tensorflow.core.framework import types_pb2
+    from graphfreeze.proto.tf import types_pb2
 
     return types_pb2.DataType.Name(dtype) if dtype in types_pb2.DataType.values() else str(dtype)
 
@@ -94,7 +91,7 @@ def check_const(node, at: str) -> None:
 def check_sizes(nodes, by_name: dict, where: str) -> None:
     """Placeholders, and tensors made from constant shapes (Fill, random ops), of sane size."""
     import numpy as np
-    from tensorflow.python.framework import tensor_util
+    from graphfreeze.proto.tensors import to_numpy
 
     for node in nodes:
         if node.op in PLACEHOLDER_OPS:
@@ -106,7 +103,7 @@ def check_sizes(nodes, by_name: dict, where: str) -> None:
             source = by_name[split_tensor(node.input[index])[0]]
             if source.op != "Const":
                 continue
-            shape = tensor_util.MakeNdarray(source.attr["value"].tensor).reshape(-1).tolist()
+            shape = to_numpy(source.attr["value"].tensor).reshape(-1).tolist()
             dtype, what = node.attr[dtype_attr].type, "makes a tensor of shape"
         else:
             continue

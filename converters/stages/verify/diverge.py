@@ -28,11 +28,10 @@ def reference_run(state):
     return graph_def, flag_feeds
 
 
-def locate(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff",
-           limit: int = 5) -> dict:
-    """The first nodes (graph order) whose `metric` (max or mean |diff|) is beyond `tolerance`
-    (scaled by the tensor's magnitude when above 1), with max/mean |diff| and the upstream
-    tensors that still agree. A JSON-ready dict (see `lines` for the terminal)."""
+def measure(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff") -> dict:
+    """Every tensor the original and the artifact both have, compared in graph order: `rows` of
+    node, op, max/mean |diff|, `allowed` (`tolerance` scaled by the tensor's magnitude when
+    above 1) and `ok` (`metric` within it). What `locate` reports and the overlay draws."""
     from graphfreeze.graph.graphdefs import topo_order
 
     artifact = state.artifact
@@ -52,22 +51,49 @@ def locate(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff",
     names = [c for c in common if c in got]
     expected = dict(zip(names, state.model.run_reference(ref_graph, {**feeds, **flag_feeds},
                                                          names), strict=True))
-    rows, ok = [], {}
+    ops = {n.name: n.op for n in order}
+    rows = []
     for name in names:
         want, have = expected[name], got[name]
         if getattr(want, "dtype", None) is None or want.dtype.kind not in "fc":
             continue
         m = _compare(want, have)
-        scale = max(1.0, float(abs(want).max())) if want.size else 1.0
-        ok[name] = m[metric] <= tolerance * scale
-        if not ok[name]:
-            node = name.rsplit(":", 1)[0]
-            rows.append({"node": node, "op": next(n.op for n in order if n.name == node),
-                         "max_abs_diff": m["max_abs_diff"], "mean_abs_diff": m["mean_abs_diff"],
-                         "agreeing_inputs": _agreeing_inputs(state.graph_def, node, ok)})
+        allowed = tolerance * (max(1.0, float(abs(want).max())) if want.size else 1.0)
+        node = name.rsplit(":", 1)[0]
+        rows.append({"node": node, "op": ops[node], "max_abs_diff": m["max_abs_diff"],
+                     "mean_abs_diff": m["mean_abs_diff"], "allowed": allowed,
+                     "ok": m[metric] <= allowed})
+    return {"available": True, "tolerance": tolerance, "metric": metric, "rows": rows,
+            "unmatched": unmatched}
+
+
+def locate(state, feeds: dict, tolerance: float, metric: str = "max_abs_diff",
+           limit: int = 5, measured: dict | None = None) -> dict:
+    """The first nodes (graph order) whose `metric` (max or mean |diff|) is beyond `tolerance`
+    (scaled by the tensor's magnitude when above 1), with max/mean |diff| and the upstream
+    tensors that still agree. A JSON-ready dict (see `lines` for the terminal); `measured`:
+    what `measure` found already."""
+    measured = measured or measure(state, feeds, tolerance, metric)
+    if not measured["available"]:
+        return measured
+    ok = {f"{r['node']}:0": r["ok"] for r in measured["rows"]}
+    rows = [{"node": r["node"], "op": r["op"], "max_abs_diff": r["max_abs_diff"],
+             "mean_abs_diff": r["mean_abs_diff"],
+             "agreeing_inputs": _agreeing_inputs(state.graph_def, r["node"], ok)}
+            for r in measured["rows"] if not r["ok"]][:limit]
+    unmatched = measured["unmatched"]
     return {"available": True, "tolerance": tolerance, "metric": metric, "compared": len(ok),
             "not_in_original": len(unmatched), "folded_examples": unmatched[:3],
-            "first": rows[:limit], "diverged": len(rows)}
+            "first": rows, "diverged": sum(not r["ok"] for r in measured["rows"])}
+
+
+def overlay_values(measured: dict) -> dict:
+    """{node: (|diff| by the judged metric, |diff| / allowed)}: what the Model Explorer overlay
+    shows (explain/overlay.py); a ratio above 1 is a node that diverges."""
+    metric = measured["metric"]
+    return {r["node"]: (r[metric], r[metric] / r["allowed"] if r["allowed"] else
+                        (0.0 if r[metric] == 0 else float("inf")))
+            for r in measured.get("rows", ())}
 
 
 def _compare(want, have) -> dict:

@@ -83,7 +83,8 @@ class VerifyOptions(DataOptions):
     rows_per_run: int = 64  # the user's data runs in chunks of this many rows
     explain: bool = option(False, flag="--explain",
                            help="Also locate where each artifact diverges from the original "
-                                "(always done when verification fails).")
+                                "(always done when verification fails) and write it as Model "
+                                "Explorer overlays (see `freeze explain`).")
 
     def __post_init__(self):  # checked with the plan, before any model is loaded
         super().__post_init__()

@@ -7,7 +7,7 @@ import math
 
 from graphfreeze.errors import ConfigError, InputError, RunError, VerificationError
 from graphfreeze.stages.verify import judge
-from graphfreeze.stages.verify.diverge import lines, locate
+from graphfreeze.stages.verify.diverge import lines, locate, measure
 from graphfreeze.stages.verify.options import VerifyOptions
 from graphfreeze.stages.verify.reference import Reference, chunked, shared
 from graphfreeze.stages.verify.search import met_at_once, quantize_until, state_goal
@@ -79,8 +79,13 @@ def _run(state, options: VerifyOptions):
             if not report["passed"] else met_at_once(artifact, report)
     if options.explain or not report["passed"]:
         feeds = {n: v[:LOCATOR_ROWS] for n, v in ref.feeds.items()}
-        report["divergence"] = locate(dataclasses.replace(state, artifact=artifact), feeds,
-                                      *_threshold(options))
+        located = dataclasses.replace(state, artifact=artifact)
+        measured = measure(located, feeds, *_threshold(options))
+        report["divergence"] = locate(located, feeds, *_threshold(options), measured=measured)
+        if options.explain and report["passed"]:  # the same, drawn for Model Explorer
+            from graphfreeze.explain import overlay
+
+            artifact = overlay.write(located, measured)
     if not report["passed"]:
         err = VerificationError(
             f"{artifact.path}: {report['failure']} against the original on {ref.where}; "

@@ -1,0 +1,37 @@
+"""TensorFlow's op registry without TensorFlow: the OpDefs and graph versions of the
+TensorFlow graphfreeze pins, snapshotted by `graphfreeze.proto.snapshot` (op_defs.pb,
+registry.json); once TensorFlow is imported, its live registry answers (with the op libraries
+loaded since: a custom op is known only then)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+@functools.cache
+def _snapshot() -> dict:
+    from graphfreeze.proto.tf import op_def_pb2
+
+    ops = op_def_pb2.OpList.FromString((HERE / "op_defs.pb").read_bytes())
+    return {op.name: op for op in ops.op}
+
+
+@functools.cache
+def versions() -> dict:
+    """{"tensorflow": "2.21.0", "graph_def_version": ..., "graph_def_version_min_producer": ...}"""
+    return json.loads((HERE / "registry.json").read_text())
+
+
+def op_def(op: str):
+    """The OpDef of op type `op` (None: not defined): TensorFlow's live registry once TensorFlow
+    is imported (it may have loaded op libraries since), else the snapshot."""
+    if "tensorflow" not in sys.modules:
+        return _snapshot().get(op)
+    from tensorflow.python.framework import op_def_registry
+
+    return op_def_registry.get(op)

@@ -1,0 +1,31 @@
+"""TF-Text ops before tf2onnx: those it maps to onnxruntime-extensions ops ask for the
+ai.onnx.contrib opset, any other is one line naming the node, the op and what takes it."""
+
+from __future__ import annotations
+
+import pytest
+from graphfreeze.errors import InputError
+from graphfreeze.formats.onnx.text_ops import extra_opsets
+from tensorflow.core.framework import graph_pb2
+
+
+def graph(*ops: str):
+    graph_def = graph_pb2.GraphDef()
+    for k, op in enumerate(ops):
+        graph_def.node.add(name=f"n{k}", op=op)
+    return graph_def
+
+
+def test_mapped_ops_ask_for_the_contrib_opset():
+    (opset,) = extra_opsets(graph("SentencepieceOp", "SentencepieceTokenizeOp"), "m.pb")
+    assert (opset.domain, opset.version) == ("ai.onnx.contrib", 1)
+    assert extra_opsets(graph("Placeholder", "MatMul"), "m.pb") == []
+
+
+def test_an_unmapped_text_op_is_one_line():
+    with pytest.raises(InputError) as caught:
+        extra_opsets(graph("Placeholder", "FastBertNormalize"), "m.pb")
+    line = str(caught.value)
+    assert line == ("m.pb: node 'n1' has TF-Text op 'FastBertNormalize', which tf2onnx maps to "
+                    "no ONNX or onnxruntime-extensions op; use the android, server or tflite "
+                    "target"), line
