@@ -9,9 +9,11 @@ import re
 from typing import TYPE_CHECKING
 
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.formats.tflite.composites import composite_converter, renamed
 from graphfreeze.formats.tflite.qat import is_qat, qat_converter
 from graphfreeze.formats.tflite.selective import calibrate
 from graphfreeze.formats.tflite.tensor_lists import static_element_shapes
+from graphfreeze.graph.composites import composite_calls
 from graphfreeze.graph.tables import has_tables, saved_model_converter
 
 if TYPE_CHECKING:
@@ -40,6 +42,8 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
     if shapes and dynamic(graph_def, inputs):  # TFLiteConverter's SavedModel path
         conv = saved_model_converter(graph_def, [ref.name for ref in state.inputs],
                                      [ref.name for ref in state.outputs])
+    elif shapes and composite_calls(graph_def):  # kept for the converter to fuse (composites.py)
+        conv = composite_converter(graph_def, shapes, [ref.name for ref in state.outputs])
     elif shapes:
         conv = tf.compat.v1.lite.TFLiteConverter(
             graph_def, None, None, input_arrays_with_shape=shapes,
@@ -101,6 +105,8 @@ def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
     model = run_converter(conv, where, options.allow_tf_ops)
     if getattr(conv, "allow_custom_ops", False):
         text_ops.check_custom_ops(model, where)
+    if hasattr(conv, "graphfreeze_folder"):  # composites' SavedModel: the graph's names back
+        model = renamed(model, [ref.node for ref in state.inputs])
     return model
 
 

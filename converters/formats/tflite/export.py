@@ -20,6 +20,7 @@ from graphfreeze.formats.tflite.qat import float_ops, is_qat, kept_float
 from graphfreeze.formats.tflite.runtime import open_tflite
 from graphfreeze.formats.tflite.selective import IO_TYPES, RANGES
 from graphfreeze.formats.tflite.tensor_lists import LOOPS
+from graphfreeze.graph.composites import detection_node
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
@@ -86,6 +87,14 @@ def run(state, options: TFLiteOptions):
         raise InputError(f"{state.model.graph_file}: node '{loop}' is a recurrent loop, which "
                          "TFLite's integer calibrator cannot run (it crashes); use the "
                          "tflite-dynamic target (int8 weights) or tflite")
+    detector = detection_node(state.graph_def) if options.quantize in ("int8", "int16x8") \
+        and not qat and options.calibration_data() is None else None
+    if detector:
+        raise InputError(f"{state.model.graph_file}: node '{detector[0]}' ({detector[1]}) is "
+                         "non-max suppression: a detector, whose integer calibration needs "
+                         "images with objects in them (synthetic random inputs give no boxes); "
+                         "pass --calibration (or --verify-data) with real images, or use "
+                         "tflite-fp16 or tflite-dynamic")
     text = next((i.name for i in inputs if i.dtype == "string"), None)
     if text and options.quantize in ("int8", "int16x8") and not qat:
         raise InputError(f"{state.model.graph_file}: input '{text}' is a string, which TFLite's "
@@ -124,9 +133,10 @@ def run(state, options: TFLiteOptions):
              **({"quantization": "qat (ranges learned in training)" +
                  (f"; {len(rest)} op(s) not annotated kept float" if rest else "")}
                 if qat else {})}
-    summary = ()
+    summary = composite_lines(state.graph_def, facts)
     if report:
-        more, summary, warning = layer_report(state, options, inputs, samples, model)
+        more, lines, warning = layer_report(state, options, inputs, samples, model)
+        summary = (*summary, *lines)
         facts.update(more)
         warnings.extend([warning] if warning else [])
     more, lines = text_ops.runtime_needs(data)
@@ -140,6 +150,21 @@ def run(state, options: TFLiteOptions):
         artifact = int8.attach(artifact, model, {n.name for n in state.graph_def.node})
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
                                if warnings else state.notes)
+
+
+def composite_lines(graph_def, facts: dict) -> tuple[str, ...]:
+    """What became of composite functions (`_implements`), and what verification compared them
+    with: the op's reference where their body is a stand-in, else their body."""
+    from graphfreeze.graph.composites import REFERENCES, composite_calls
+
+    calls = composite_calls(graph_def)
+    if calls:
+        facts["composites"] = {c.node: c.implements for c in calls}
+    return tuple(f"tflite: node '{c.node}' ({c.implements}) handed to the converter to fuse "
+                 "into its op; verified against " + (
+                     "graphfreeze's NumPy reference of the op on the model's own inputs to it "
+                     f"(the body of '{c.function}' is a stand-in)" if c.implements in REFERENCES
+                     else f"the body of '{c.function}'") for c in calls)
 
 
 def calibration_warning(state, options: TFLiteOptions, inputs) -> list[str]:
