@@ -84,7 +84,7 @@ EXAMPLES: dict[str, Example] = {
         "--target android,tflite,onnx -o fixed/",)),
     # targets
     "targets": Example((), ".", ("freeze targets",)),
-    "targets-head": Example((), ".", ("freeze targets | head -42",)),
+    "targets-head": Example((), ".", ("freeze targets | head -14",)),
     "multi-target": Example(("iris",), "iris", (
         "freeze --ckpt model.ckpt-200 --outputs probs "
         "--target android,server,tflite,edge-int8,onnx -o all/",)),
@@ -124,8 +124,7 @@ EXAMPLES: dict[str, Example] = {
         "freeze --ckpt model.ckpt-200 --outputs probs --target tflite -o cnn.tflite",)),
     # reduce, explain
     "reduce": Example(("reduce",), "reduce/reduce_cnn_erfinv", (
-        "freeze reduce model.ckpt --outputs probs --target tflite -o repro/",
-        "ls repro")),
+        "freeze reduce model.ckpt --outputs probs --target tflite -o repro/",)),
     "explain": Example(("iris",), "iris", (
         "freeze --ckpt model.ckpt-200 --outputs probs --target tflite --explain -o out/",)),
     # untrusted models and scan
