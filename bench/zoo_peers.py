@@ -83,6 +83,7 @@ def tflite(path: str, peer: dict, target: str, out: str) -> None:
     import tensorflow as tf
 
     converter, _sess = _tflite_converter(path, peer)
+    converter.allow_custom_ops = bool(peer.get("op_library"))  # TF-Text's TFLite custom ops
     if target != "tflite":
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
     if target == "tflite-fp16":
@@ -97,9 +98,15 @@ def tflite(path: str, peer: dict, target: str, out: str) -> None:
 
 def run_tflite(out: str, peer: dict) -> None:
     import numpy as np
-    from ai_edge_litert.interpreter import Interpreter
+    from ai_edge_litert.interpreter import Interpreter, InterpreterWithCustomOps
 
-    interpreter = Interpreter(model_path=out)
+    if peer.get("op_library") == "tensorflow_text":
+        from tensorflow_text import tflite_registrar
+
+        interpreter = InterpreterWithCustomOps(
+            model_path=out, custom_op_registerers=tflite_registrar.SELECT_TFTEXT_OPS)
+    else:
+        interpreter = Interpreter(model_path=out)
     details = interpreter.get_input_details()
     for detail, value in zip(details, samples(peer)[0], strict=True):
         if list(detail["shape"]) != list(value.shape):
@@ -208,6 +215,8 @@ def run_frozen(out: str, peer: dict) -> None:
 def convert(folder: str, target: str, out: str) -> dict:
     entry = json.load(open(os.path.join(folder, "zoo.json")))
     path, peer = os.path.join(folder, entry["path"]), entry["peer"]
+    if peer.get("op_library"):  # e.g. tensorflow_text: the model's ops, registered by import
+        __import__(peer["op_library"])
     start = time.perf_counter()
     if target in TFLITE:
         tflite(path, peer, target, out)

@@ -61,8 +61,10 @@ class State:
 
     @property
     def keep(self) -> list[str]:
-        """Node names every graph pass must keep: outputs and inputs."""
-        return [t.node for t in self.outputs] + [t.node for t in self.inputs]
+        """Node names every graph pass must keep: outputs, inputs, the tables' initializer."""
+        init = self.model.notes.get("table_init") if self.model is not None else None
+        return [t.node for t in self.outputs] + [t.node for t in self.inputs] + \
+            ([init] if init else [])
 
     def noted(self, **facts) -> dict:
         return {**self.notes, **facts}

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -13,6 +14,8 @@ class TensorInfo:
     name: str  # "x:0"
     dtype: str  # "float32"
     shape: tuple[int | None, ...] | None  # None: unknown rank
+    # What values an input takes (data/domains.Domain: table keys, vocabulary, ragged splits)
+    domain: Any = field(default=None, compare=False, repr=False)
 
     def as_json(self) -> dict:
         return {"name": self.name, "node": self.name.rsplit(":", 1)[0], "dtype": self.dtype,
@@ -38,42 +41,94 @@ def io_infos(state) -> tuple[tuple[TensorInfo, ...], tuple[TensorInfo, ...]]:
     """(inputs, outputs) of state.graph_def, worked out once per graph for all targets."""
     cached = state.memo.get("io_infos")
     if cached is None or cached[0] is not state.graph_def:
+        from graphfreeze.data.domains import domains
+
         infos = tensor_infos(state.graph_def, [*state.inputs, *state.outputs])
-        cached = (state.graph_def, infos[:len(state.inputs)], infos[len(state.inputs):])
+        inputs = infos[:len(state.inputs)]
+        found = domains(state.graph_def, inputs)
+        inputs = tuple(replace(i, domain=found.get(i.name)) for i in inputs)
+        cached = (state.graph_def, inputs, infos[len(state.inputs):])
         state.memo["io_infos"] = cached
     return cached[1], cached[2]
 
 
-def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model") -> dict:
+ALPHABET = "abcdefgh"  # seeded strings: short words of these letters
+
+
+def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model",
+                  domains: dict | None = None) -> dict:
     """Seeded inputs: unknown batch dims get `batch_size` (or the batch the other inputs fix,
-    when they fix one), other unknown dims 8; absurd sizes (over 1 GiB an input) refused."""
+    when they fix one), other unknown dims 8; absurd sizes (over 1 GiB an input) refused.
+    `domains` (data/domains.py) draws them where the graph tells: a lookup table's keys (and
+    misses), token ids within the embedding's rows, words, a ragged input's row splits."""
     import numpy as np
     from graphfreeze.errors import InputError
     from graphfreeze.graph.checks.validate_values import check_feed_size
 
+    domains = {**{i.name: i.domain for i in infos if i.domain is not None}, **(domains or {})}
     rng = np.random.default_rng(seed)
     fixed = {i.shape[0] for i in infos if i.shape and len(i.shape) > 1 and i.shape[0] is not None}
     if len(fixed) == 1:
         (batch_size,) = fixed
-    feeds = {}
+    feeds, ragged = {}, {}
+    levels = sorted((d.level, n) for n, d in domains.items() if getattr(d, "splits_of", None))
+    for level, name in levels:  # row splits first, outermost first: they fix what they split
+        of = domains[name].splits_of
+        rows = batch_size if level == 1 else ragged[of]
+        splits = np.concatenate([[0], np.cumsum(rng.integers(1, 4, size=rows))])
+        feeds[name] = splits.astype(next(i.dtype for i in infos if i.name == name))
+        ragged[of] = int(splits[-1])
     for info in infos:
+        if info.name in feeds:
+            continue
         if info.shape is None:
             node = info.name.rsplit(":", 1)[0]
             raise InputError(f"input '{info.name}' has unknown rank, so it cannot be verified; "
                              f"give its shape, e.g. --inputs '{node}[1,4]' (your model's dims), "
                              "or pass --no-verify")
-        shape = [(batch_size if i == 0 else 8) if d is None else d
+        shape = [(ragged.get(info.name, batch_size) if i == 0 else 8) if d is None else d
                  for i, d in enumerate(info.shape)]
-        dtype = np.dtype(info.dtype) if info.dtype != "string" else None
-        if dtype is None:
-            raise InputError(f"input '{info.name}' is a string tensor; pass --no-verify")
+        domain = domains.get(info.name)
+        if info.dtype == "string":
+            check_feed_size(info.name, shape, np.dtype("S16"), where)
+            feeds[info.name] = _strings(rng, shape, domain)
+            continue
+        dtype = np.dtype(info.dtype)
         check_feed_size(info.name, shape, dtype, where)
         if dtype.kind == "f":
             feeds[info.name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind in "iu" and domain is not None and domain.keys:
+            keys = np.asarray(domain.keys)
+            misses = int(keys.max()) + 1 + rng.integers(0, 5, size=shape)
+            feeds[info.name] = np.where(rng.random(shape) < 0.75,
+                                        rng.choice(keys, size=shape), misses).astype(dtype)
         elif dtype.kind in "iu":
-            feeds[info.name] = rng.integers(0, 10, size=shape).astype(dtype)
+            high = domain.vocabulary if domain is not None and domain.vocabulary else 10
+            feeds[info.name] = rng.integers(0, high, size=shape).astype(dtype)
         elif dtype.kind == "b":
             feeds[info.name] = rng.integers(0, 2, size=shape).astype(bool)
         else:
             raise InputError(f"input '{info.name}' has dtype {info.dtype}; pass --no-verify")
     return feeds
+
+
+def _strings(rng, shape, domain):
+    """Strings of `shape`: three in four the table's keys (where the input is looked up), the
+    rest short words from ALPHABET; space-separated words where the model splits them."""
+    import numpy as np
+
+    keys = [k if isinstance(k, bytes) else str(k).encode() for k in
+            (domain.keys if domain is not None else ())]
+
+    def word() -> bytes:
+        if keys and rng.random() < 0.75:
+            return keys[rng.integers(len(keys))]
+        return "".join(rng.choice(list(ALPHABET), size=rng.integers(1, 6))).encode()
+
+    def text() -> bytes:
+        if domain is not None and domain.words:
+            return b" ".join(word() for _ in range(rng.integers(1, 5)))
+        return word()
+
+    count = int(np.prod(shape)) if shape else 1
+    return np.array([text() for _ in range(count)], dtype=object).reshape(shape)

@@ -51,6 +51,7 @@ BUILDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "hostile": ((), ("python {models}/hostile.py models target",)),
     "shapes": ((), ("python {models}/shapes.py . --kind tiny",)),
     "qat": ((), ("python {models}/zoo.py . --only qat_cnn",)),
+    "reduce": ((), ("python {models}/families.py . --only reduce_cnn_erfinv",)),
 }
 
 
@@ -83,7 +84,7 @@ EXAMPLES: dict[str, Example] = {
         "--target android,tflite,onnx -o fixed/",)),
     # targets
     "targets": Example((), ".", ("freeze targets",)),
-    "targets-head": Example((), ".", ("freeze targets | head -42",)),
+    "targets-head": Example((), ".", ("freeze targets | head -14",)),
     "multi-target": Example(("iris",), "iris", (
         "freeze --ckpt model.ckpt-200 --outputs probs "
         "--target android,server,tflite,edge-int8,onnx -o all/",)),
@@ -119,6 +120,13 @@ EXAMPLES: dict[str, Example] = {
     "inspect": Example(("iris",), "iris", ("freeze inspect model.ckpt-200",)),
     "inspect-keras": Example(("other",), "other", ("freeze inspect model.keras",)),
     "inspect-odd": Example(("odd",), "odd", ("freeze inspect model.ckpt-200 | tail -3",)),
+    "inspect-gpu": Example(("cnn",), "cnn", ("freeze inspect --device gpu cnn.tflite",), setup=(
+        "freeze --ckpt model.ckpt-200 --outputs probs --target tflite -o cnn.tflite",)),
+    # reduce, explain
+    "reduce": Example(("reduce",), "reduce/reduce_cnn_erfinv", (
+        "freeze reduce model.ckpt --outputs probs --target tflite -o repro/",)),
+    "explain": Example(("iris",), "iris", (
+        "freeze --ckpt model.ckpt-200 --outputs probs --target tflite --explain -o out/",)),
     # untrusted models and scan
     "unsafe": Example(("hostile",), "hostile/models", (
         "freeze ckpt_write/model.ckpt-1 --outputs probs",

@@ -97,7 +97,8 @@ def _clear() -> None:
             sys.modules[module].backend.clear_session()
 
 
-def main(argv=None, modules=MODULES, doc: str = __doc__) -> int:
+def main(argv=None, modules=MODULES, doc: str = __doc__, listed=None) -> int:
+    """`listed`: the modules --list names (the coverage run's models); default all."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("out_dir", nargs="?")
     parser.add_argument("--only", help="comma-separated model names")
@@ -105,7 +106,7 @@ def main(argv=None, modules=MODULES, doc: str = __doc__) -> int:
     args = parser.parse_args(argv)
     names = list(registry(modules))
     if args.list:
-        print("\n".join(names))
+        print("\n".join(registry(listed) if listed is not None else names))
         return 0
     if not args.out_dir:
         parser.error("OUT_DIR is required")

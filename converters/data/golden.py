@@ -21,8 +21,9 @@ def save(files, folder: str, feeds: dict, inputs, outputs, expected: list, label
     """Stage DIR/golden.npz and DIR/golden.json in the transaction `files` (written at commit)."""
     import numpy as np
 
-    arrays = {f"input:{i.name}": feeds[i.name] for i in inputs}
-    arrays.update({f"output:{o.name}": value for o, value in zip(outputs, expected, strict=True)})
+    arrays = {f"input:{i.name}": _storable(feeds[i.name]) for i in inputs}
+    arrays.update({f"output:{o.name}": _storable(value)
+                   for o, value in zip(outputs, expected, strict=True)})
     if labels is not None:
         arrays["labels"] = labels
     buffer = io.BytesIO()
@@ -34,6 +35,22 @@ def save(files, folder: str, feeds: dict, inputs, outputs, expected: list, label
     files.put(storage.join(folder, ARRAYS), buffer.getvalue())
     files.put(storage.join(folder, RECORD),
               (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+
+
+def _storable(value):
+    """Strings (object arrays of bytes) as numpy bytes arrays: an .npz holds no objects."""
+    import numpy as np
+
+    return np.array(value.tolist(), dtype=bytes) if value.dtype == object else value
+
+
+def _strings(value, info):
+    """A string tensor's bytes array back as the object array TensorFlow gives."""
+    import numpy as np
+
+    if value is None or info.dtype != "string" or value.dtype.kind != "S":
+        return value
+    return np.array(value.reshape(-1).tolist(), dtype=object).reshape(value.shape)
 
 
 def load(folder: str, inputs, outputs) -> tuple[dict, list, object]:
@@ -52,12 +69,12 @@ def load(folder: str, inputs, outputs) -> tuple[dict, list, object]:
                          "--save-golden") from err
     feeds = {}
     for info in inputs:
-        value = arrays.get(f"input:{info.name}")
+        value = _strings(arrays.get(f"input:{info.name}"), info)
         _check(value, info, "input", folder, sorted(k[6:] for k in arrays if k.startswith("input:")))
         feeds[info.name] = value
     expected = []
     for info in outputs:
-        value = arrays.get(f"output:{info.name}")
+        value = _strings(arrays.get(f"output:{info.name}"), info)
         _check(value, info, "output", folder, sorted(k[7:] for k in arrays if k.startswith("output:")))
         expected.append(value)
     return feeds, expected, arrays.get("labels")
@@ -70,7 +87,8 @@ def _check(value, info, role: str, folder: str, has: list[str]) -> None:
                          f"'{info.name}' is not in them (they have {', '.join(has) or 'none'}); "
                          "save new ones with --save-golden")
     shape = info.shape
-    fits = value.dtype.name == info.dtype and (shape is None or value.ndim == len(shape) and all(
+    fits = (value.dtype.name == info.dtype or info.dtype == "string" and value.dtype == object) \
+        and (shape is None or value.ndim == len(shape) and all(
         d is None or d == v for d, v in zip(shape[1:], value.shape[1:], strict=True)))
     if not fits:
         shown = "?" if shape is None else "[" + ",".join("?" if d is None else str(d)

@@ -118,7 +118,16 @@ def _checked(arrays: dict, infos, where: str) -> Dataset:
             raise InputError(f"{where}: no array for input '{node}' (has: {has}); name each "
                              "array after its input")
         inputs[info.name] = fit(arrays[key], info, f"{where}: array '{key or node}'")
-    counts = {len(v) for v in inputs.values()}
+    ragged = {i.name for i in infos if getattr(i.domain, "splits_of", None)}
+    ragged |= {i.domain.splits_of for i in infos if i.name in ragged}
+    splits = [i for i in infos if i.name in ragged and getattr(i.domain, "splits_of", None)]
+    for info in splits:  # each level splits the next one, the last the values
+        inner = next((inputs[i.name][:-1] for i in splits if i.domain.splits_of ==
+                      info.domain.splits_of and i.domain.level == info.domain.level + 1),
+                     inputs.get(info.domain.splits_of))
+        check_splits(inputs[info.name], inner, info, where)
+    counts = {len(v) for n, v in inputs.items() if n not in ragged} or \
+        {len(inputs[i.name]) - 1 for i in splits if i.domain.level == 1}
     if len(counts) > 1:
         raise InputError(f"{where}: the inputs' arrays have different numbers of rows "
                          f"({', '.join(f'{n}: {len(v)}' for n, v in inputs.items())})")
@@ -141,12 +150,58 @@ def fit(value, info, what: str):
                                                          strict=True)):
             raise InputError(f"{what} has shape {list(value.shape)}, but input '{info.name}' "
                              f"takes {shown} (? = any); save it in that shape")
-    want = np.dtype(info.dtype) if info.dtype != "string" else np.dtype(object)
+    if info.dtype == "string":
+        return strings(value, info, what)
+    want = np.dtype(info.dtype)
     ok = {"f": "fiu", "i": "iub", "u": "iub", "b": "b"}.get(want.kind, want.kind)
     if value.dtype.kind not in ok:
         raise InputError(f"{what} has dtype {value.dtype}, but input '{info.name}' takes "
                          f"{info.dtype}; save it as {info.dtype}")
+    vocabulary = getattr(info.domain, "vocabulary", None)
+    if vocabulary and want.kind in "iu" and value.size and \
+            (value.min() < 0 or value.max() >= vocabulary):
+        bad = value.max() if value.max() >= vocabulary else value.min()
+        raise InputError(f"{what} has token id {bad}, but input '{info.name}' indexes a "
+                         f"vocabulary of {vocabulary} (ids 0..{vocabulary - 1}); give ids "
+                         "within it")
     return value.astype(want, copy=False)
+
+
+def strings(value, info, what: str):
+    """A string input's array (numpy bytes `|S` or unicode `<U`, as an .npz stores strings)
+    as the bytes TensorFlow takes; bytes that are not UTF-8 refused where the model decodes
+    UTF-8."""
+    import numpy as np
+
+    if value.dtype.kind not in "SU":
+        raise InputError(f"{what} has dtype {value.dtype}, but input '{info.name}' takes "
+                         "strings; save it as a numpy string array (numpy.array(['a', 'b']))")
+    if value.dtype.kind == "U":
+        return np.array([s.encode("utf-8") for s in value.reshape(-1)],
+                        dtype=object).reshape(value.shape)
+    out = np.array(value.reshape(-1).tolist(), dtype=object).reshape(value.shape)
+    decoder = getattr(info.domain, "utf8", None)
+    if decoder:
+        for k, item in enumerate(out.reshape(-1)):
+            try:
+                item.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(f"{what}: string {k} ({item[:20]!r}) is not UTF-8, but input "
+                                 f"'{info.name}' is decoded as UTF-8 by node '{decoder}'; save "
+                                 "the strings UTF-8 encoded (a numpy '<U' array)") from err
+    return out
+
+
+def check_splits(splits, values, info, where: str) -> None:
+    """A ragged input's row splits: from 0, never decreasing, up to its values' length."""
+    import numpy as np
+
+    total = 0 if values is None else len(values)
+    if splits.ndim != 1 or len(splits) < 1 or splits[0] != 0 or np.any(np.diff(splits) < 0) \
+            or splits[-1] != total:
+        raise InputError(f"{where}: array for '{info.name}' must be the row splits of ragged "
+                         f"input '{info.domain.splits_of}': [0, ..., {total}], never "
+                         "decreasing (tf.RaggedTensor.row_splits)")
 
 
 def class_labels(labels, counts: set, where: str):

@@ -1,7 +1,8 @@
 """The values an integer input can take, read from what the graph does with it: an input that
 indexes a table (token ids into an embedding, segment ids) takes 0 .. rows-1 of the smallest
 table it reaches; one that is only compared or cast to bool (a padding mask) takes 0 and 1.
-Seeded data (calibration) drawn from these ranges is what the model's signature takes.
+data/domains.py uses these where its own walk finds no table: seeded data (verification,
+calibration) is drawn from them, and the user's data checked against them.
 """
 
 from __future__ import annotations
@@ -72,50 +73,3 @@ def _walk(start: str, nodes, users) -> tuple[int | None, bool]:
                 seen.add(user)
                 front.append(user)
     return rows, mask
-
-
-def within(samples: list[list], names: list[str], ranges: dict, seed: int) -> list[list]:
-    """Seeded samples ([array per input in `names` order]) with every integer input that has a
-    range drawn from it instead, same shapes and dtypes."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    out = []
-    for sample in samples:
-        row = []
-        for name, value in zip(names, sample, strict=True):
-            bounds = ranges.get(node_of(name))
-            value = np.asarray(value)
-            if bounds and value.dtype.kind in "iu":
-                value = rng.integers(*bounds, size=value.shape).astype(value.dtype)
-            row.append(value)
-        out.append(row)
-    return out
-
-
-def calibration_samples(graph_def, found: list[list], names: list[str], path: str | None,
-                        seed: int) -> list[list]:
-    """What int8 calibrates on ([array per input in `names` order] each): the user's data at
-    `path`, its ids checked against the tables they index (an InputError naming the input
-    otherwise), else `found` (seeded) with ids and masks drawn from their ranges."""
-    if path is not None:
-        check_ids(found, names, input_ranges(graph_def, names, masks=False), path)
-        return found
-    ranges = input_ranges(graph_def, names)
-    return within(found, names, ranges, seed) if ranges else found
-
-
-def check_ids(found: list, names: list[str], ranges: dict, path: str) -> None:
-    """InputError when the data holds an id past the table its input indexes."""
-    import numpy as np
-    from graphfreeze.errors import InputError
-
-    for k, name in enumerate(names):
-        bounds = ranges.get(node_of(name))
-        values = [np.asarray(sample[k]) for sample in found]
-        tops = [int(v.max()) for v in values if v.size and v.dtype.kind in "iu"]
-        top = max(tops, default=None)
-        if bounds and top is not None and top >= bounds[1]:
-            raise InputError(f"{path}: input '{name}' holds id {top}, but the table it indexes "
-                             f"has {bounds[1]} rows (ids 0-{bounds[1] - 1}); give ids within "
-                             "the model's vocabulary")

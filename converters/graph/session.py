@@ -30,9 +30,12 @@ def import_graph(graph_def):
 
 
 def run_graph_def(graph_def, feeds: dict, fetches: list[str]) -> list:
-    """Import `graph_def` into a fresh graph and run `fetches`."""
+    """Import `graph_def` into a fresh graph and run `fetches` (its lookup tables filled
+    first: `init_all_tables`, fed what it reads)."""
     import tensorflow as tf
+    from graphfreeze.graph.tables import run_init
 
     graph = import_graph(graph_def)
     with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
+        run_init(sess, graph, feeds)
         return sess.run(fetches, feeds)

@@ -11,6 +11,7 @@ import re
 
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.checks.validate import check_graph_def
+from graphfreeze.graph.tables import TABLE_INIT
 from graphfreeze.io import storage
 from graphfreeze.plugins import Source
 
@@ -26,6 +27,8 @@ class FrozenModel:
         self.graph_def = graph_def
         self.variables: dict = {}
         self.notes: dict = {}
+        if any(n.name == TABLE_INIT for n in graph_def.node):  # tables: run it before outputs
+            self.notes["table_init"] = TABLE_INIT
         self.default_inputs: list[str] | None = inputs
         self.default_outputs: list[str] | None = outputs
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.graph.composites import implements_of, run_with_references, with_references
 from graphfreeze.sources.frozen import FrozenModel, failed_run
 
 
@@ -25,9 +26,13 @@ class FunctionModel(FrozenModel):
 
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
         """The original callable on the feeds when the run uses its own inputs and outputs;
-        otherwise (inner nodes named with --outputs/--inputs) the frozen graph."""
+        otherwise (inner nodes named with --outputs/--inputs) the frozen graph. A composite
+        function whose body is a stand-in (`graph/composites.py`) is computed by its op's
+        reference, on the frozen graph's own tensors."""
         import numpy as np
 
+        if with_references(graph_def):  # a stand-in composite: its op's reference, not the body
+            return run_with_references(graph_def, feeds, fetches, super().run_reference)
         by_input = {f"{k}:0": k for k in self.default_inputs}
         by_output = {f"{k}:0": k for k in self.default_outputs}
         if set(feeds) == set(by_input) and all(f in by_output for f in fetches):
@@ -45,13 +50,17 @@ def freeze_function(func, input_keys: list[str], output_keys: list[str],
                     where: str = "the model", owner=None):
     """`_freeze`, then the frozen graph checked like any read from a file: a model TensorFlow
     loads but cannot freeze into a sound graph (a broken file at `where`) is an InputError.
-    TF-Text resources the function captures are frozen in (`owner` holds them)."""
+    Lookup tables (`graph/tables.py`) and TF-Text resources the function captures are frozen in
+    (`owner` holds them)."""
     import tensorflow as tf
     from graphfreeze.graph.checks.validate import check_graph_def
+    from graphfreeze.graph.tables import freeze_tables, without_initializer_lists
     from graphfreeze.graph.text_resources import freeze_text_resources
 
     try:
-        graph_def = _freeze(func, input_keys, output_keys)
+        with without_initializer_lists(func):
+            graph_def = _freeze(func, input_keys, output_keys)
+        graph_def = freeze_tables(graph_def, func, owner, where)
         graph_def = freeze_text_resources(graph_def, func, owner, where)
     except (ValueError, TypeError, KeyError, tf.errors.OpError) as err:
         raise InputError(f"{where}: TensorFlow cannot freeze this model ({first_line(err)}); "
@@ -72,8 +81,16 @@ def _freeze(func, input_keys: list[str], output_keys: list[str]):
         convert_variables_to_constants_v2,
     )
 
-    frozen = convert_variables_to_constants_v2(func, lower_control_flow=False)
+    with _composites_kept():
+        frozen = convert_variables_to_constants_v2(func, lower_control_flow=False)
     graph_def = frozen.graph.as_graph_def()
+    for fdef in graph_def.library.function:
+        if implements_of(fdef) is not None and fdef.attr.pop(_MARK, None) is not None:
+            fdef.attr.pop("_noinline", None)  # as the model had them (`_composites_kept`)
+            fdef.attr.pop("_nospecialize", None)
+        # grappler's own mark on the functions it specialized, which TensorFlow's SavedModel
+        # loader refuses ("Allowlist does not support `_GrapplerSpecializedFunc`")
+        fdef.attr.pop("_GrapplerSpecializedFunc", None)
     placeholders = [t.op.name for t in frozen.inputs[:len(input_keys)]]
     if len(frozen.outputs) != len(output_keys):
         raise ValueError(f"{len(frozen.outputs)} outputs but {len(output_keys)} output names")
@@ -89,3 +106,35 @@ def _freeze(func, input_keys: list[str], output_keys: list[str]):
         node.CopyFrom(node_def_pb2.NodeDef(name=key, op="Identity", input=[source]))
         node.attr["T"].type = tensor.dtype.as_datatype_enum
     return graph_def
+
+
+_MARK = "_graphfreeze_noinline"
+
+
+class _composites_kept:
+    """Grappler's function inlining (which `convert_variables_to_constants_v2` runs) with the
+    composite functions (`_implements`) marked `_noinline`, so a call TFLite's converter fuses
+    into its op stays a call. TensorFlow gives no option for it: its own TFLiteConverter goes
+    through a SavedModel instead. The mark goes where TensorFlow builds the GraphDef it inlines
+    (`disable_lower_using_switch_merge`, which it calls on it first)."""
+
+    def __enter__(self):
+        from tensorflow.python.framework import convert_to_constants as c2c
+
+        self._module, self._saved = c2c, c2c.disable_lower_using_switch_merge
+        saved = self._saved
+
+        def marked(graph_def):
+            graph_def = saved(graph_def)
+            for fdef in graph_def.library.function:
+                if implements_of(fdef) is not None and "_noinline" not in fdef.attr:
+                    fdef.attr["_noinline"].b = True  # kept a call, and not specialized:
+                    fdef.attr["_nospecialize"].b = True  # the converter checks its signature
+                    fdef.attr[_MARK].b = True
+            return graph_def
+
+        c2c.disable_lower_using_switch_merge = marked
+        return self
+
+    def __exit__(self, *exc):
+        self._module.disable_lower_using_switch_merge = self._saved

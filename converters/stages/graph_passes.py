@@ -6,12 +6,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from graphfreeze.errors import InputError
+from graphfreeze.graph.composites import composite_calls, refusal
 from graphfreeze.graph.passes.builtin import (
     OPTIMIZE_PASSES,
     STRIP_PASSES,
     optimize_for_inference,
     strip_training,
 )
+from graphfreeze.options import OptionValueError
 from graphfreeze.plugins import GraphPass, Stage
 
 
@@ -20,11 +23,29 @@ class StripOptions:
     max_rounds: int = 20
     # run in order, repeated until nothing changes (names; the plan resolves them)
     passes: tuple[str | GraphPass, ...] = STRIP_PASSES
+    # composite functions (`_implements`, never inlined): "keep" where the export replaces them
+    # by their op (the tflite targets), else "refuse" (one line naming them)
+    composites: str = "refuse"
+
+    def __post_init__(self):
+        if self.composites not in ("refuse", "keep"):
+            raise OptionValueError("composites", repr(self.composites), "choose refuse or keep")
 
 
 def strip(state, options: StripOptions):
     graph_def, notes = strip_training(state.graph_def, state.keep, state.flags, list(options.passes),
                                       options.max_rounds)
+    calls = composite_calls(graph_def) if options.composites == "refuse" else []
+    stand_ins = [c for c in calls if c.stand_in]
+    if stand_ins:
+        raise InputError(refusal(stand_ins, state.model.graph_file, state.target or "this target"))
+    if calls:  # bodies that are the computation: inlined, and said
+        from graphfreeze.graph.passes.control_flow import inline_composites
+
+        graph_def, _ = strip_training(inline_composites(graph_def, state.keep), state.keep,
+                                         state.flags, list(options.passes), options.max_rounds)
+        notes = {**notes, "composites_inlined": sorted({f"{c.function} ({c.implements})"
+                                                        for c in calls})}
     return dataclasses.replace(state, graph_def=graph_def, notes=state.noted(**notes))
 
 

@@ -131,3 +131,47 @@ def test_image_scaling_options_are_checked_with_the_plan():
         DataOptions(image_scale="one")
     with pytest.raises(OptionValueError, match="cannot be 0"):
         DataOptions(image_std="0")
+
+
+def test_numpy_bytes_and_unicode_arrays_feed_string_inputs(tmp_path):
+    """numpy stores strings as `|S` (bytes) or `<U` (unicode) arrays: both feed a string
+    input as the UTF-8 bytes TensorFlow takes."""
+    color = TensorInfo("color:0", "string", (None,))
+    np.savez(tmp_path / "u.npz", color=np.array(["red", "Grün"]))
+    np.savez(tmp_path / "s.npz", color=np.array([b"red", b"blue"]))
+    assert load(str(tmp_path / "u.npz"), [color], SCALE).inputs["color:0"].tolist() == \
+        [b"red", "Grün".encode()]
+    assert load(str(tmp_path / "s.npz"), [color], SCALE).inputs["color:0"].tolist() == \
+        [b"red", b"blue"]
+
+
+@pytest.mark.parametrize("case,info,value,message", [
+    ("rank", TensorInfo("color:0", "string", (None,)), np.array([["a", "b"], ["c", "d"]]),
+     ["'color:0' takes [?]", "shape [2, 2]"]),
+    ("utf8", TensorInfo("text:0", "string", (None,), None), np.array([b"ok", b"bl\xffue"]),
+     ["string 1", "not UTF-8", "'text:0'", "node 'lower'"]),
+    ("vocabulary", TensorInfo("tokens:0", "int32", (None, 3), None), np.array([[1, 2, 9]]),
+     ["token id 9", "'tokens:0'", "vocabulary of 7"]),
+    ("splits", TensorInfo("words_1:0", "int64", (None,), None), np.array([0, 2, 1]),
+     ["row splits", "'words:0'"]),
+    ("numbers", TensorInfo("color:0", "string", (None,)), np.array([1.0, 2.0]),
+     ["takes strings"]),
+])
+def test_bad_text_data_is_one_line_naming_the_input(tmp_path, case, info, value, message):
+    from dataclasses import replace
+
+    from graphfreeze.data.domains import Domain
+
+    domain = {"utf8": Domain(utf8="lower"), "vocabulary": Domain(vocabulary=7),
+              "splits": Domain(splits_of="words:0")}.get(case)
+    info = replace(info, domain=domain)
+    infos = [info] + ([TensorInfo("words:0", "string", (None,))] if case == "splits" else [])
+    arrays = {info.name.split(":")[0]: value}
+    if case == "splits":
+        arrays["words"] = np.array(["a", "b", "c"])
+    np.savez(tmp_path / "d.npz", **arrays)
+    with pytest.raises(InputError) as err:
+        load(str(tmp_path / "d.npz"), infos, SCALE)
+    assert "\n" not in str(err.value) and str(tmp_path / "d.npz") in str(err.value)
+    for phrase in message:
+        assert phrase in str(err.value), str(err.value)

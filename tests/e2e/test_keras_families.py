@@ -55,8 +55,9 @@ def test_keras_hub_keras_files_trace_with_their_input_dict(family, freeze, tmp_p
 
 def test_keras_hub_export_calibrates_edge_int8_within_the_vocabulary(family, freeze, tmp_path):
     """Synthetic calibration feeds segment ids below num_segments (2) and token ids below the
-    vocabulary: the calibrator no longer runs a gather out of its table; calibration data with
-    ids past the vocabulary is one line."""
+    vocabulary: the calibrator no longer runs a gather out of its table, and verification's
+    seeded inputs stay within them too (the artifact verifies); calibration data with ids past
+    the vocabulary is one line."""
     path, args = family("hub_bert_export")
     bad = tmp_path / "ids.npz"
     _tokens(bad, ["padding_mask", "segment_ids", "token_ids"])
@@ -65,13 +66,13 @@ def test_keras_hub_export_calibrates_edge_int8_within_the_vocabulary(family, fre
     np.savez(bad, **arrays)
     result = freeze(path, *args, "--target", "edge-int8", "--no-verify", "--calibration", bad,
                     "-o", f"{tmp_path}/refused/")
-    assert_failed(result, 3, "ids.npz", "'token_ids:0'", "has 100 rows")
+    assert_failed(result, 3, "ids.npz", "'token_ids:0'", "vocabulary of 100")
     assert not (tmp_path / "refused").exists() or not any((tmp_path / "refused").iterdir())
-    result = freeze(path, *args, "--target", "edge-int8", "--no-verify",
-                    "-o", f"{tmp_path}/int8/")
+    result = freeze(path, *args, "--target", "edge-int8", "-o", f"{tmp_path}/int8/")
     assert result.exit_code == 0, result.output
     car = _car(tmp_path / "int8", ".tflite")
     assert car["calibration"] == "synthetic", car
+    assert car["verification"]["passed"], car["verification"]  # on seeded ids in range
     from graphfreeze.formats.tflite.interpreter import interpreter
 
     interp = interpreter(model_path=str(next((tmp_path / "int8").glob("*.tflite"))))

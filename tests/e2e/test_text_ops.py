@@ -1,8 +1,7 @@
 """TF-Text tokenizer SavedModels (models/families_text.py) through the real CLI: their ops load
 from tensorflow-text, reach TFLite as TF-Text custom ops and ONNX as onnxruntime-extensions
-ops, and each artifact, run by graphfreeze's own runtime for its format, gives the original's
-outputs on strings. Verification inside `freeze` waits on string inputs being verifiable, so
-the runs here pass --no-verify and the artifacts are run by the format's session below."""
+ops, each verified by `freeze` on seeded strings, and each artifact, run by graphfreeze's own
+runtime for its format, gives the original's outputs on the strings below as well."""
 
 from __future__ import annotations
 
@@ -32,11 +31,12 @@ def converted(family, freeze, monkeypatch, tmp_path, name: str, targets: str) ->
     path, args = family(name)
     monkeypatch.chdir(path.parent)
     out = tmp_path / "out"
-    result = freeze(path.name, *args, "--target", targets, "--no-verify", "-o", f"{out}/")
+    result = freeze(path.name, *args, "--target", targets, "-o", f"{out}/")
     assert result.exit_code == 0, result.output
     found = {}
     for car in out.glob("*.json"):
         data = json.loads(car.read_text())
+        assert data["verification"]["passed"], data["verification"]
         found[data["target"]] = (out / data["file"], data)
     assert sorted(found) == sorted(targets.split(",")), sorted(found)
     return found

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from graphfreeze.graph.index_ranges import input_ranges, within
+from graphfreeze.graph.index_ranges import input_ranges
 
 
 def _graph():
@@ -27,12 +27,3 @@ def _graph():
 def test_ranges_come_from_the_table_and_the_bool_cast():
     ranges = input_ranges(_graph(), ["ids:0", "mask:0", "count:0"])
     assert ranges == {"ids": (0, 7), "mask": (0, 2)}
-
-
-def test_within_draws_only_the_ranged_integer_inputs():
-    samples = [[np.full((1, 4), 50, np.int32), np.full((1, 4), 9, np.int32),
-                np.full((1, 4), 50, np.int32)] for _ in range(5)]
-    drawn = within(samples, ["ids:0", "mask:0", "count:0"], {"ids": (0, 7), "mask": (0, 2)}, 0)
-    ids, masks, counts = (np.stack([s[i] for s in drawn]) for i in range(3))
-    assert ids.dtype == np.int32 and ids.max() < 7 and masks.max() <= 1
-    assert (counts == 50).all()

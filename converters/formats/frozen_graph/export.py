@@ -11,6 +11,7 @@ from graphfreeze.formats.frozen_graph.runtime import open_frozen
 from graphfreeze.graph.op_libraries import runtime_needs
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, check_public_ops, serialize_chunks
 from graphfreeze.graph.skeleton import is_big_const
+from graphfreeze.graph.tables import init_node
 from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
@@ -44,12 +45,15 @@ def run(state, options: FrozenGraphOptions):
     staged = state.files.put(state.output_path, chunks())  # hashed as it streams
     inputs, outputs = io_infos(state)
     needs, needs_lines = runtime_needs(graph_def)  # TF-Text's ops: tensorflow-text
+    init = init_node(graph_def)
     artifact = Artifact(
         path=state.output_path, sha256=digest.hexdigest(), size=written[0], format=FORMAT,
         inputs=inputs, outputs=outputs, staged=staged, loaded=graph_def,
-        facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def), **needs},
-        summary=(f"android: feed({', '.join(repr_node(t) for t in inputs)}), "
-                 f"fetch({', '.join(repr_node(t) for t in outputs)})", *needs_lines))
+        facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def), **needs,
+               **({"init_op": init} if init else {})},
+        summary=((f'android: run("{init}") once (fills the lookup tables)',) if init else ()) +
+        (f"android: feed({', '.join(repr_node(t) for t in inputs)}), "
+         f"fetch({', '.join(repr_node(t) for t in outputs)})", *needs_lines))
     return dataclasses.replace(state, artifact=artifact)
 
 

@@ -75,6 +75,7 @@ class FrozenSession(Session):
 
     def bind(self, feeds: dict):
         import tensorflow as tf
+        from graphfreeze.graph.tables import run_init
 
         graph = tf.Graph()
         with graph.as_default():
@@ -85,6 +86,7 @@ class FrozenSession(Session):
                                           inter_op_parallelism_threads=1,
                                           use_per_session_threads=True)
         session = tf.compat.v1.Session(graph=graph, config=config)
+        run_init(session, graph)
         fetches = [graph.get_tensor_by_name(o.name) for o in self.outputs]
         feed_dict = {graph.get_tensor_by_name(i.name): feeds[i.name] for i in self.inputs}
         self.label = f"TensorFlow {tf.__version__} session (grappler on)"

@@ -32,6 +32,7 @@ from graphfreeze.formats.onnx.text_ops import (
 )
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
+from graphfreeze.graph.tables import initialized_tables
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import OptionValueError, option
@@ -122,7 +123,8 @@ def _to_onnx(state, opset: int, careful: bool):
         try:
             g = tfonnx.process_tf_graph(tf_graph, opset=opset, input_names=inputs,
                                         output_names=outputs, const_node_values=weights,
-                                        extra_opset=extra or None)
+                                        extra_opset=extra or None,
+                                        initialized_tables=initialized_tables(state.graph_def))
         except NodeRefused as err:
             raise InputError(f"{state.model.graph_file}: {err}") from None
         except Exception as err:  # noqa: BLE001 -- tf2onnx's rewriters raise anything
@@ -166,7 +168,8 @@ def canonical_names(model, keep: set[str]) -> None:
             return name
         return _GENERATED.sub(f"__{numbers[node]}", node) + sep + index
 
-    values = [*graph.input, *graph.output, *graph.value_info]
+    graphs = _with_subgraphs(graph)  # a Loop/If body names outer tensors: renamed alike
+    values = [v for g in graphs for v in (*g.input, *g.output, *g.value_info)]
     dims = [d for v in values for d in v.type.tensor_type.shape.dim if d.dim_param]
     # Number in order of appearance along the (deterministic) node order, then rename. The
     # initializers come last: tf2onnx lists them in set order.
@@ -175,15 +178,27 @@ def canonical_names(model, keep: set[str]) -> None:
             value.name = apply(value.name)
         for d in dims:
             d.dim_param = apply(d.dim_param)
-        for node in graph.node:
-            node.name = apply(node.name)
-            for field in (node.input, node.output):
-                new = [apply(x) for x in field]
-                del field[:]
-                field.extend(new)
-        for tensor in graph.initializer:
-            tensor.name = apply(tensor.name)
+        for g in graphs:
+            for node in g.node:
+                node.name = apply(node.name)
+                for field in (node.input, node.output):
+                    new = [apply(x) for x in field]
+                    del field[:]
+                    field.extend(new)
+        for g in graphs:
+            for tensor in g.initializer:
+                tensor.name = apply(tensor.name)
     graph.initializer.sort(key=lambda t: t.name)
+
+
+def _with_subgraphs(graph) -> list:
+    """`graph` and every graph nested in its nodes' attributes (Loop and If bodies), in order."""
+    found = [graph]
+    for node in graph.node:
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                found.extend(_with_subgraphs(sub))
+    return found
 
 
 def unmapped_ops(model) -> list[str]:

@@ -215,14 +215,12 @@ def apply(state, options, model, inputs, qat: bool):
 
 
 def calibration(state, options, inputs, seed: int = 1) -> list[list]:
-    """The samples int8 calibrates on, as edge-int8 takes them (`index_ranges`: the user's ids
+    """The samples int8 calibrates on, as edge-int8 takes them (domain-aware: the user's ids
     checked against the tables they index, seeded ids and masks within their ranges), in runs
     of the inputs' fixed batch when they have one (onnxruntime feeds each as it is)."""
     import numpy as np
-    from graphfreeze.graph.index_ranges import calibration_samples
 
-    found = calibration_samples(state.graph_def, options.samples(inputs, seed),
-                                [info.name for info in inputs], options.calibration_data(), seed)
+    found = options.samples(inputs, seed)
     fixed = {info.shape[0] if info.shape and len(info.shape) > 1 else None for info in inputs}
     batch = fixed.pop() if len(fixed) == 1 else None
     if not batch or not found or all(np.shape(v)[0] == batch for v in found[0]):

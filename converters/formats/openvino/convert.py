@@ -1,9 +1,18 @@
 """OpenVINO's TensorFlow frontend (`ov.convert_model`) on a GraphDef, and its errors read: the
-"No conversion rule found for operations: A, B" summary it gives for a graph it cannot convert."""
+"No conversion rule found for operations: A, B" summary it gives for a graph it cannot convert.
+
+A GraphDef with a function library (the bodies of `While`/`If`, kept functional) goes to the
+frontend as a `.pb` file, which it reads as a protobuf, functions included (as it reads a
+SavedModel folder). Given as a GraphDef object it imports it into a `tf.Graph` and reads that
+through its Python iterator, which cannot reach a library function's body (TensorFlow's
+importer makes them `_DefinedFunction`s without a `graph`): every `While` would be refused."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import tempfile
 
 from graphfreeze.errors import InputError, first_line
 
@@ -30,7 +39,22 @@ def convert(graph_def, inputs=None, outputs=None):
                            for name, shape in inputs]
     if outputs:
         kwargs["output"] = list(outputs)
-    return ov.convert_model(graph_def, **kwargs)
+    with readable(graph_def) as model:
+        return ov.convert_model(model, **kwargs)
+
+
+@contextlib.contextmanager
+def readable(graph_def):
+    """What the frontend reads whole: the GraphDef, or with a function library a temporary
+    `.pb` of it (see the module docstring)."""
+    if not graph_def.library.function:
+        yield graph_def
+        return
+    with tempfile.TemporaryDirectory(prefix="graphfreeze-openvino-") as folder:
+        path = os.path.join(folder, "frozen.pb")
+        with open(path, "wb") as f:
+            f.write(graph_def.SerializeToString())
+        yield path
 
 
 def to_ir(graph_def, where: str, inputs, outputs):

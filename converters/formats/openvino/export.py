@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from graphfreeze.errors import InputError
 from graphfreeze.formats.openvino.convert import to_ir
 from graphfreeze.formats.openvino.gaps import openvino_gaps
 from graphfreeze.formats.openvino.runtime import open_openvino, parts
@@ -28,6 +29,14 @@ def run(state, options: OpenVinoOptions):
     from graphfreeze.graph.graphdefs import op_counts
 
     inputs, outputs = io_infos(state)
+    crashing = [c for c in state.notes.get("composites_inlined", []) if c.endswith(
+        "(non_max_suppression_padded_v2)")]
+    if crashing:  # OpenVINO 2026's CPU plugin, on ov.convert_model's IR of the SavedModel too
+        raise InputError(f"{state.model.graph_file}: function {crashing[0].split()[0]} is "
+                         "TensorFlow's padded NMS (tf.image.non_max_suppression_padded), whose "
+                         "loops OpenVINO converts but its CPU plugin cannot run (\"StaticMemory "
+                         "... undefined\", or a segmentation fault); use the onnx or tflite "
+                         "target")
     model = to_ir(state.graph_def, state.model.graph_file, inputs, outputs)
     path = state.output_path
     paths = parts(path)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphfreeze.formats.openvino.convert import unconverted_ops
+from graphfreeze.formats.openvino.convert import readable, unconverted_ops
 from graphfreeze.plugins import OpGaps
 
 
@@ -37,12 +37,16 @@ def _conversion_error(graph_def) -> Exception | None:
     from openvino.frontend.tensorflow.graph_iterator import GraphIteratorTFGraph
 
     try:
-        graph = tf.Graph()
-        with graph.as_default():
-            tf.compat.v1.import_graph_def(graph_def, name="")
         frontend = FrontEndManager().load_by_framework("tf")
-        iterator = GraphIteratorTFGraph(graph, True)  # kept alive while the frontend reads it
-        frontend.convert(frontend.load(iterator))
+        with readable(graph_def) as model:
+            if isinstance(model, str):  # a function library: read as a file (convert.py)
+                frontend.convert(frontend.load(model))
+                return None
+            graph = tf.Graph()
+            with graph.as_default():
+                tf.compat.v1.import_graph_def(graph_def, name="")
+            iterator = GraphIteratorTFGraph(graph, True)  # kept alive while the frontend reads
+            frontend.convert(frontend.load(iterator))
     except Exception as err:  # noqa: BLE001 -- OpConversionFailure, or another frontend error
         return err
     return None

@@ -15,12 +15,15 @@ from graphfreeze.formats.saved_model.runtime import SERVE_TAG, SIGNATURE, keyed,
 from graphfreeze.graph.op_libraries import runtime_needs
 from graphfreeze.graph.serialize import check_public_ops
 from graphfreeze.graph.skeleton import is_big_const
+from graphfreeze.graph.tables import init_node
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import option
 from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
+
+INIT_OP = "__saved_model_init_op"  # tensorflow.python.saved_model.constants.INIT_OP_SIGNATURE_KEY
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,9 @@ def meta_graph(graph_def, weights: list[str], inputs: dict, outputs: dict):
         for key, info in infos.items():
             _tensor_info(target[key], info)
     meta.signature_def[SIGNATURE].CopyFrom(signature)
+    init = init_node(graph_def)
+    if init:  # the loader runs it after restoring the variables: the lookup tables' contents
+        meta.signature_def[INIT_OP].outputs[INIT_OP].name = init
     return meta
 
 
@@ -135,7 +141,8 @@ def run(state, options: SavedModelOptions):
         facts={"node_count": len(structure.node), "tags": [SERVE_TAG], "signature": SIGNATURE,
                "signature_inputs": {k: i.name for k, i in keyed_in.items()},
                "signature_outputs": {k: o.name for k, o in keyed_out.items()},
-               "variables": len(weights), **runtime_needs(graph_def)[0]},
+               "variables": len(weights), **runtime_needs(graph_def)[0],
+               **({"init_op": init_node(structure)} if init_node(structure) else {})},
         summary=(f"signature {SIGNATURE}: inputs {', '.join(keyed_in)}; outputs "
                  f"{', '.join(keyed_out)}", *runtime_needs(graph_def)[1]))
     return dataclasses.replace(state, artifact=artifact)

@@ -9,9 +9,12 @@ import re
 from typing import TYPE_CHECKING
 
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.formats.tflite.composites import composite_converter, renamed
 from graphfreeze.formats.tflite.qat import is_qat, qat_converter
 from graphfreeze.formats.tflite.selective import calibrate
 from graphfreeze.formats.tflite.tensor_lists import static_element_shapes
+from graphfreeze.graph.composites import composite_calls
+from graphfreeze.graph.tables import has_tables, saved_model_converter
 
 if TYPE_CHECKING:
     from graphfreeze.formats.tflite.export import TFLiteOptions
@@ -42,7 +45,12 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
         conv.target_spec.supported_ops = ops + ([tf.lite.OpsSet.SELECT_TF_OPS]
                                                 if options.allow_tf_ops else [])
         return conv
-    if shapes:
+    if shapes and dynamic(graph_def, inputs):  # TFLiteConverter's SavedModel path
+        conv = saved_model_converter(graph_def, [ref.name for ref in state.inputs],
+                                     [ref.name for ref in state.outputs])
+    elif shapes and composite_calls(graph_def):  # kept for the converter to fuse (composites.py)
+        conv = composite_converter(graph_def, shapes, [ref.name for ref in state.outputs])
+    elif shapes:
         conv = tf.compat.v1.lite.TFLiteConverter(
             graph_def, None, None, input_arrays_with_shape=shapes,
             output_arrays=[ref.node for ref in state.outputs])
@@ -78,6 +86,14 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
     return conv
 
 
+def dynamic(graph_def, inputs) -> bool:
+    """Graphs converted as TFLiteConverter converts their SavedModel: with lookup tables (an
+    initializer subgraph fills them) or ragged inputs (their lengths vary per call)."""
+    from graphfreeze.data.domains import domains
+
+    return has_tables(graph_def) or any(d.splits_of for d in domains(graph_def, inputs).values())
+
+
 def learned_ranges(graph_def, options: TFLiteOptions) -> bool:
     """A quantization-aware-trained graph (FakeQuant ops) on an integer or float target: it
     converts as TensorFlow converts QAT models, int8 with the ranges it learned (fp16 keeps the
@@ -95,6 +111,8 @@ def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
     model = run_converter(conv, where, options.allow_tf_ops)
     if getattr(conv, "allow_custom_ops", False):
         text_ops.check_custom_ops(model, where)
+    if hasattr(conv, "graphfreeze_folder"):  # composites' SavedModel: the graph's names back
+        model = renamed(model, [ref.node for ref in state.inputs])
     return model
 
 

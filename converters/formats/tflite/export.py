@@ -20,6 +20,7 @@ from graphfreeze.formats.tflite.qat import float_ops, is_qat, kept_float
 from graphfreeze.formats.tflite.runtime import open_tflite
 from graphfreeze.formats.tflite.selective import IO_TYPES, RANGES
 from graphfreeze.formats.tflite.tensor_lists import LOOPS
+from graphfreeze.graph.composites import detection_node
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
@@ -84,11 +85,25 @@ def run(state, options: TFLiteOptions):
         raise InputError(f"{state.model.graph_file}: node '{loop}' is a recurrent loop, which "
                          "TFLite's integer calibrator cannot run (it crashes); use the "
                          "tflite-dynamic target (int8 weights) or tflite")
+    detector = detection_node(state.graph_def) if options.quantize in ("int8", "int16x8") \
+        and not qat and options.calibration_data() is None else None
+    if detector:
+        raise InputError(f"{state.model.graph_file}: node '{detector[0]}' ({detector[1]}) is "
+                         "non-max suppression: a detector, whose integer calibration needs "
+                         "images with objects in them (synthetic random inputs give no boxes); "
+                         "pass --calibration (or --verify-data) with real images, or use "
+                         "tflite-fp16 or tflite-dynamic")
+    text = next((i.name for i in inputs if i.dtype == "string"), None)
+    if text and options.quantize in ("int8", "int16x8") and not qat:
+        raise InputError(f"{state.model.graph_file}: input '{text}' is a string, which TFLite's "
+                         "integer calibrator cannot feed (TFLiteConverter crashes on it); use "
+                         "the tflite-dynamic target (int8 weights) or tflite")
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
         not is_qat(state.graph_def) and not loop and \
-        not text_ops.text_ops(state.graph_def)  # its calibrator crashes on loops, lacks TF-Text
+        not text_ops.text_ops(state.graph_def) and \
+        not any(i.dtype == "string" for i in inputs)  # its calibrator crashes on these
     integer = options.quantize in ("int8", "int16x8") and not qat
-    samples = int8.samples(state, options, inputs) if integer or report else None
+    samples = options.samples(inputs) if integer or report else None  # domain-aware
     # calibration runs at one length: a dynamic dimension takes the samples' (said below)
     concrete = calibrated_shapes(inputs, samples) if samples else inputs
     data = convert(state, options, concrete if integer else inputs, samples)
@@ -119,9 +134,10 @@ def run(state, options: TFLiteOptions):
              **({"quantization": "qat (ranges learned in training)" +
                  (f"; {len(rest)} op(s) not annotated kept float" if rest else "")}
                 if qat else {})}
-    summary = ()
+    summary = composite_lines(state.graph_def, facts)
     if report:
-        more, summary, warning = layer_report(state, options, concrete, samples, model)
+        more, lines, warning = layer_report(state, options, concrete, samples, model)
+        summary = (*summary, *lines)
         facts.update(more)
         warnings.extend([warning] if warning else [])
     more, lines = text_ops.runtime_needs(data)
@@ -161,6 +177,21 @@ def dynamic_warning(state, options: TFLiteOptions, inputs, concrete) -> list[str
     return [f"{state.target}: int8 calibrates at one length, so dynamic dimensions are fixed to "
             f"{source}: {', '.join(fixed)}; give yours with --inputs (e.g. "
             f"'{inputs[0].name.rsplit(':', 1)[0]}[1,N]')"]
+
+
+def composite_lines(graph_def, facts: dict) -> tuple[str, ...]:
+    """What became of composite functions (`_implements`), and what verification compared them
+    with: the op's reference where their body is a stand-in, else their body."""
+    from graphfreeze.graph.composites import REFERENCES, composite_calls
+
+    calls = composite_calls(graph_def)
+    if calls:
+        facts["composites"] = {c.node: c.implements for c in calls}
+    return tuple(f"tflite: node '{c.node}' ({c.implements}) handed to the converter to fuse "
+                 "into its op; verified against " + (
+                     "graphfreeze's NumPy reference of the op on the model's own inputs to it "
+                     f"(the body of '{c.function}' is a stand-in)" if c.implements in REFERENCES
+                     else f"the body of '{c.function}'") for c in calls)
 
 
 def calibration_warning(state, options: TFLiteOptions, inputs) -> list[str]:

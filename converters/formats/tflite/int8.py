@@ -11,17 +11,6 @@ import dataclasses
 from graphfreeze.formats.tflite import selective
 
 
-def samples(state, options, inputs, seed: int = 1) -> list:
-    """What int8 calibrates on: the user's data (--calibration, --verify-data), its ids checked
-    against the tables they index, else seeded samples of the kind the model takes: integer
-    inputs that index a table (token ids) within its rows, masks 0 and 1
-    (`graph.index_ranges`), at the inputs' shapes."""
-    from graphfreeze.graph.index_ranges import calibration_samples
-
-    return calibration_samples(state.graph_def, options.samples(inputs, seed),
-                               [info.name for info in inputs], options.calibration_data(), seed)
-
-
 @dataclasses.dataclass(frozen=True)
 class Int8Model:
     """A calibrated model (TensorFlow's min/max ranges), the samples it was calibrated on, and

@@ -4,6 +4,8 @@ v1 `Switch`/`Merge`: the live output of a Switch is wired to its data, everythin
 dead output is removed, and each Merge becomes an Identity of its one live input.
 v2 `If`/`StatelessIf` with a constant predicate, and plain function calls (`PartitionedCall`),
 are inlined: the chosen branch's body is copied into the graph under the caller's name.
+Composite functions (`_implements`, `graph/composites.py`) are never inlined: a converter
+replaces them by an op, and their body may be a stand-in.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tensorflow.core.framework import graph_pb2, node_def_pb2
 
+from graphfreeze.graph.composites import composite_functions
 from graphfreeze.graph.consts import const_value, make_const
 from graphfreeze.graph.graphdefs import (
     extract,
@@ -79,11 +82,19 @@ def _identity(node, source: str) -> node_def_pb2.NodeDef:
     return new
 
 
-def inline_calls(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
+def inline_calls(graph_def, keep: list[str], owned: bool = False,
+                 composites: bool = False) -> graph_pb2.GraphDef:
     """Inline function calls (call ops, and nodes whose op is a library function), and `If`s
-    whose predicate is a constant (`owned`: in place)."""
+    whose predicate is a constant (`owned`: in place); calls inside library functions too
+    (`nested_calls`). Composite functions only with `composites` (`inline_composites`)."""
+    from graphfreeze.graph.passes.nested_calls import inline_nested
+
+    nested = inline_nested(graph_def, owned, composites)
+    graph_def, owned = nested, owned or nested is not graph_def
     by_name = nodes_by_name(graph_def)
-    funcs = {f.signature.name: f for f in graph_def.library.function}
+    composites = {} if composites else composite_functions(graph_def)
+    funcs = {f.signature.name: f for f in graph_def.library.function
+             if f.signature.name not in composites}
     keep_set = set(keep)
     chosen: dict[str, str] = {}
     for node in graph_def.node:
@@ -118,6 +129,12 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.G
     graph = rewire(replace_nodes(graph_def, new_nodes, remove=chosen, owned=owned), mapping,
                    owned=True)
     return extract(graph, keep, owned=True)
+
+
+def inline_composites(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+    """Every call inlined, composite functions' too: for a target without their ops, where the
+    body is the computation (TensorFlow's `non_max_suppression_padded_v2`)."""
+    return inline_calls(graph_def, keep, composites=True)
 
 
 def _free_prefix(caller: str, names: set[str]) -> str:

@@ -38,7 +38,10 @@ def drop_side_effect_controls(graph_def, keep: list[str], owned: bool = False) -
     by_name = nodes_by_name(graph_def)
     has_frames = any(n.op in _FRAME_OPS for n in graph_def.node)
     changes = {}
+    grouping = set(keep)  # a NoOp asked for (init_all_tables) is its control inputs
     for i, node in enumerate(graph_def.node):
+        if node.op == "NoOp" and node.name in grouping:
+            continue
         kept = [inp for inp in node.input if not is_control(inp) or not (
             not has_frames or by_name.get(inp[1:]) is None or by_name[inp[1:]].op == "NoOp"
             or _stateful(by_name[inp[1:]].op))]

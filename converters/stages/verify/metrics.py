@@ -19,6 +19,9 @@ def compare(expected, got, tie: float = 0.0) -> dict:
         same_nan = np.isnan(a) & np.isnan(b)
         diff = np.where(same_nan, 0, np.abs(a - b))
         a, b = np.where(same_nan, 0, a), np.where(same_nan, 0, b)
+    elif expected.dtype.kind in "OSU":  # strings: 1 where they differ
+        diff = (expected != got).astype(np.float64)
+        a, b = np.ones_like(diff), 1.0 - diff
     else:
         a, b = expected.astype(np.float64), got.astype(np.float64)
         diff = (expected != got).astype(np.float64)

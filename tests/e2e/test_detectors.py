@@ -1,0 +1,68 @@
+"""Detectors (issue 24): Model Garden's TFLite post-processing composite reaches TFLite's
+converter intact and is verified against a reference of the op, not its zero stand-in; targets
+without the op refuse in one line; a batched NMS in a While converts to ONNX and the server
+SavedModel; edge-int8 of a detector without real calibration images is refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.test_bad_input import assert_failed
+
+
+def test_tflite_post_processing_becomes_the_custom_op(family, freeze, tmp_path, monkeypatch):
+    from ai_edge_litert.interpreter import Interpreter
+
+    path, args = family("detector_tflite_nms")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "tflite", "-o", f"{tmp_path}/")
+    assert result.exit_code == 0, result.output
+    model = tmp_path / "saved_model.tflite"
+    ops = {op["op_name"] for op in Interpreter(model_path=str(model))._get_ops_details()}  # noqa: SLF001
+    assert "TFLite_Detection_PostProcess" in ops and "CONV_2D" in ops, ops
+    car = json.loads((tmp_path / "saved_model.tflite.json").read_text())
+    assert car["verification"]["passed"], car["verification"]
+    assert set(car["composites"].values()) == {"TFLite_Detection_PostProcess"}
+    # compared with the op's reference on real detections, not with the stand-in's zeros
+    assert "NumPy reference" in result.output and "stand-in" in result.output
+    assert car["verification"]["max_abs_diff"]["detection_boxes:0"] < 1e-3
+
+
+def test_post_processing_stand_in_is_refused_where_no_converter_replaces_it(
+        family, freeze, tmp_path, monkeypatch):
+    path, args = family("detector_tflite_nms")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "android", "-o", f"{tmp_path}/")
+    assert_failed(result, 3, "dummy_post_processing", "_implements='TFLite_Detection_PostProcess'",
+                  "android cannot take it", "tflite")
+    assert not list(tmp_path.iterdir())
+
+
+def test_batched_nms_in_a_while_converts_to_onnx_and_server(family, freeze, tmp_path,
+                                                             monkeypatch):
+    path, args = family("detector_batched_nms")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "onnx,server", "-o", f"{tmp_path}/")
+    assert result.exit_code == 0, result.output
+    for name in ("saved_model.onnx.json", "saved_model.savedmodel.json"):
+        car = json.loads((tmp_path / name).read_text())
+        assert car["verification"]["passed"], (name, car["verification"])
+
+
+def test_detector_edge_int8_without_calibration_images_is_one_line(family, freeze, tmp_path,
+                                                                   monkeypatch):
+    path, args = family("detector_tflite_nms")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "edge-int8", "-o", f"{tmp_path}/")
+    assert_failed(result, 3, "non-max suppression", "--calibration")
+    assert not list(tmp_path.iterdir())
+
+
+def test_padded_nms_is_refused_by_openvino_in_one_line(family, freeze, tmp_path, monkeypatch):
+    pytest.importorskip("openvino")
+    path, args = family("detector_batched_nms")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "openvino", "-o", f"{tmp_path}/")
+    assert_failed(result, 3, "non_max_suppression_padded_v2", "OpenVINO", "onnx")

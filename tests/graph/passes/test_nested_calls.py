@@ -1,0 +1,48 @@
+"""A composite function called inside a loop body (TensorFlow's padded NMS in a tf.map_fn) stays a
+call (freezing and `inline_calls`) until inlined on purpose for a target without its op; then it
+is inlined in the body itself (tf2onnx's Loop translates bodies op by op)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _frozen(implements: str):
+    """A tf.map_fn (a While) whose body calls an inner tf.function, frozen as sources do."""
+    import tensorflow as tf
+    from graphfreeze.sources.functions import freeze_function
+
+    @tf.function(experimental_implements=implements)
+    def inner(row):
+        return tf.nn.relu(row) * 2.0 + 1.0
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def outer(x):
+        return {"y": tf.map_fn(inner, x)}
+
+    return freeze_function(outer.get_concrete_function(), ["x"], ["y"])
+
+
+def _calls(graph_def) -> list[str]:
+    return [n.op for f in graph_def.library.function for n in f.node_def
+            if n.op.endswith("PartitionedCall")]
+
+
+def _run(graph_def):
+    from graphfreeze.graph.session import run_graph_def
+
+    x = np.array([[-1.0, 0.5, 2.0], [3.0, -4.0, 0.0]], np.float32)
+    return run_graph_def(graph_def, {"x:0": x}, ["y:0"])[0]
+
+
+def test_a_composite_stays_a_call_until_inlined_on_purpose():
+    from graphfreeze.graph.composites import composite_calls
+    from graphfreeze.graph.passes.control_flow import inline_calls, inline_composites
+
+    graph_def = _frozen("my_scaled_relu")
+    kept = inline_calls(graph_def, ["y", "x"])
+    (call,) = composite_calls(kept)
+    assert call.implements == "my_scaled_relu" and call.inside and not call.stand_in
+    inlined = inline_composites(kept, ["y", "x"])
+    assert not composite_calls(inlined) and not _calls(inlined)
+    np.testing.assert_allclose(_run(inlined), _run(graph_def))
