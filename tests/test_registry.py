@@ -118,4 +118,4 @@ def test_plugin_duplicate_of_builtin_is_refused(tmp_path, monkeypatch):
     importlib.invalidate_caches()
     with pytest.raises(ConfigError, match="target 'android' is provided twice: by graphfreeze "
                                           "and by gf-dup"):
-        Registry.default()
+        Registry.default().target_names()  # each kind is read when first used
