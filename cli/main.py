@@ -221,22 +221,37 @@ def targets_command():
 @click.option("--device", type=click.Choice(["gpu"]),
               help="Which ops the device's delegate takes and which fall back to the CPU, and "
                    "why (a .tflite, or the model converted to TFLite in memory).")
+@click.option("--no-gaps", is_flag=True,
+              help="Skip the per-target op gaps (and TensorFlow's trial import): shapes from "
+                   "the graph's records, so a TensorFlow-written checkpoint or graph is read "
+                   "without importing TensorFlow.")
 @source_flags
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
-def inspect_command(path, as_json, device, kind, source_option, unsafe, debug, **values):
+def inspect_command(path, as_json, device, no_gaps, kind, source_option, unsafe, debug,
+                    **values):
     """Tell what a model is: kind, variables, signatures, likely inputs and outputs, op counts,
     size, and per target the ops it cannot take."""
+    if no_gaps and device:
+        raise click.UsageError("--device judges the device's gaps; give it without --no-gaps")
 
     def describe():
+        import contextlib
         import json
 
         from graphfreeze.inspect.report import device_report, inspect
+        from graphfreeze.process.quiet import native_stderr_off
         from graphfreeze_cli import show
 
         options = _source_options(values, source_option)
         given = {"kind": kind, "options": options, "unsafe": unsafe,
                  "on_load": lambda: quiet_tensorflow(debug)}  # a wrong path: said first
-        report = device_report(path, device, **given) if device else inspect(path, **given)
+        if device:
+            report = device_report(path, device, **given)
+        elif no_gaps:  # TensorFlow only if a shape is not recorded: imported quietly then
+            with contextlib.nullcontext() if debug else native_stderr_off():
+                report = inspect(path, **{**given, "on_load": lambda: None}, gaps=False)
+        else:
+            report = inspect(path, **given)
         if as_json:
             click.echo(json.dumps(report, indent=2, sort_keys=True))
         elif device:

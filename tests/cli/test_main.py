@@ -59,3 +59,14 @@ def test_every_lazy_command_is_listed_under_its_name():
             command = main.get_command(ctx, name)
             assert isinstance(command, click.Command) and command.name == name
         assert set(LAZY) < set(main.list_commands(ctx))
+
+
+@pytest.mark.parametrize("name", ["iris", "cnn_v2"])
+def test_inspect_no_gaps_is_the_report_without_gaps_and_without_tensorflow(samples, freeze,
+                                                                           name):
+    path = str(samples / name / "model.ckpt-200")
+    code, out, modules = loaded("inspect", "--no-gaps", "--json", path)
+    assert code == 0 and [m for m in heavy(modules) if not m.startswith("rich")] == [], out
+    quick, full = json.loads(out), json.loads(freeze("inspect", "--json", path).output)
+    assert full.pop("targets") and "targets" not in quick
+    assert quick == full
