@@ -222,9 +222,8 @@ def targets_command():
               help="Which ops the device's delegate takes and which fall back to the CPU, and "
                    "why (a .tflite, or the model converted to TFLite in memory).")
 @click.option("--no-gaps", is_flag=True,
-              help="Skip the per-target op gaps (and TensorFlow's trial import): shapes from "
-                   "the graph's records, so a TensorFlow-written checkpoint or graph is read "
-                   "without importing TensorFlow.")
+              help="Skip the per-target op gaps (and TensorFlow's trial import); shapes from "
+                   "the graph's records: a checkpoint is read without importing TensorFlow.")
 @source_flags
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
 def inspect_command(path, as_json, device, no_gaps, kind, source_option, unsafe, debug,
