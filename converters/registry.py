@@ -227,7 +227,8 @@ class Registry:
             raise ConfigError(f"unknown {kind} '{name}'{hint} ({plural}: {known})")
         provider, value = table[name]
         if isinstance(value, _Builtin):
-            value = getattr(importlib.import_module(value.module), value.attr)
+            value = _format(getattr(importlib.import_module(value.module), value.attr), name,
+                            f"{value.module}.{value.attr}")  # named as its folder
             table[name] = (provider, value)
             for stage in (value.export, *value.stages):
                 self.add_stage(stage, provider)
