@@ -36,15 +36,15 @@ running.PROGRAM = _PROGRAM
 LAZY = {"batch": "graphfreeze_cli.batch:batch_command",
         "cache": "graphfreeze_cli.cache:cache_command",
         "explain": "graphfreeze_cli.explain:explain_command",
-        "reduce": "graphfreeze_cli.main:_reduce_command",
         "scan": "graphfreeze_cli.scan:scan_command",
         "verify": "graphfreeze_cli.verify:verify_command"}
 
 
 class LazyGroup(click.Group):
-    """A group whose `lazy` commands ({name: "module:attr"}) are imported when first used."""
+    """A group whose `lazy` commands ({name: "module:attr" naming a command, or a function
+    making one}) are imported when first used."""
 
-    def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs):
+    def __init__(self, *args, lazy: dict | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.lazy = dict(lazy or {})
 
@@ -53,9 +53,11 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx, cmd_name):
         if cmd_name in self.lazy and cmd_name not in self.commands:
-            module, attr = self.lazy[cmd_name].split(":")
-            command = getattr(importlib.import_module(module), attr)
-            self.add_command(command() if not isinstance(command, click.Command) else command,
+            command = self.lazy[cmd_name]
+            if isinstance(command, str):
+                module, attr = command.split(":")
+                command = getattr(importlib.import_module(module), attr)
+            self.add_command(command if isinstance(command, click.Command) else command(),
                              cmd_name)
         return super().get_command(ctx, cmd_name)
 
@@ -267,6 +269,9 @@ def _reduce_command():
     from graphfreeze_cli.reduce import reduce_command
 
     return reduce_command(source_flags, _source_options)
+
+
+main.lazy["reduce"] = _reduce_command
 
 
 if __name__ == "__main__":
