@@ -147,6 +147,9 @@ def peers(name: str, folder: Path, work: Path, timeout: float) -> dict:
 
 
 SETS = {"zoo": ("zoo.py", "COVERAGE.md"), "families": ("families.py", "COVERAGE_FAMILIES.md")}
+TITLES = {"zoo": ("Zoo coverage (issue 14)", "every models/zoo.py model"),
+          "families": ("Coverage of the families no test had seen (issue 24)",
+                       "every models/families.py model (the second zoo)")}
 
 
 def ensure_built(script: str, zoo: Path, names: list[str]) -> None:
@@ -206,7 +209,7 @@ def main(argv=None) -> int:
                 args.results.write_text(json.dumps(results, indent=1, sort_keys=True))
                 print(zoo_report.summary_line(name, record), flush=True)
     notes = args.report.read_text().partition(zoo_report.NOTES)[2] if args.report.exists() else ""
-    text = zoo_report.markdown(results, listed)
+    text = zoo_report.markdown(results, listed, *TITLES[args.set])
     args.report.write_text(text + (zoo_report.NOTES + notes if notes.strip() else ""))
     print(f"wrote {args.report}")
     return 0

@@ -68,14 +68,17 @@ def summary_line(name: str, record: dict) -> str:
             + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
 
 
-def markdown(results: dict, order: list[str]) -> str:
+def markdown(results: dict, order: list[str], title: str = "Zoo coverage (issue 14)",
+             what: str = "every models/zoo.py model") -> str:
+    columns = TARGETS + [t for t in ("openvino",) if any(
+        t in r["cells"] for r in results.values())]
     causes: dict[str, int] = {}
     where: dict[str, list[str]] = {}
     rows = []
     for name in [n for n in order if n in results]:
         record = results[name]
         peer_cells = record.get("peers", {}).get("cells", {})
-        cells = [_cell(record["cells"].get(t), peer_cells.get(t), causes) for t in TARGETS]
+        cells = [_cell(record["cells"].get(t), peer_cells.get(t), causes) for t in columns]
         for target, cell in record["cells"].items():
             if cell["status"] != "ok":
                 where.setdefault(cell["line"], []).append(f"{name} → {target}")
@@ -86,16 +89,17 @@ def markdown(results: dict, order: list[str]) -> str:
     t = totals(results)
     share = 100 * t["ok"] / t["cells"] if t["cells"] else 0
     lines = [
-        "# Zoo coverage (issue 14)", "",
+        f"# {title}", "",
         "Written by `bench/zoo_coverage.py` (`make zoo`) on "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: every models/zoo.py model, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: {what}, "
         "converted to every target it lists in ONE `freeze PATH ARGS --target ... -o DIR/ "
         "--force` call (a subprocess; when that call fails, one call per target classifies each "
         "cell). Peers on the same model, each target in a child process: TFLiteConverter "
         "(from_keras_model / from_saved_model / from_session on the restored checkpoint; "
         "edge-int8 with a representative dataset, or optimizations=[DEFAULT] for QAT models), "
-        "tf2onnx's Python API, and TensorFlow's freeze_graph for checkpoints; a peer is ok if "
-        "its artifact runs on a sample input (LiteRT, onnxruntime, a TF session).", "",
+        "tf2onnx's Python API (Keras 3's model.export for Keras 3 files), "
+        "openvino.convert_model, and TensorFlow's freeze_graph for checkpoints; a peer is ok if "
+        "its artifact runs on a sample input (LiteRT, onnxruntime, OpenVINO, a TF session).", "",
         "Cell: `ok MAXDIFF, SIZE` (verified against the original; max |diff| from the "
         "sidecar) / `refused [n]` (exit 3, 5 or 6; line n below) / `FAILED [n]` (internal "
         "error, a signal, a hang, or an exit code other than 3/5/6); `/ peer ok SIZE|✗` is the "
@@ -112,8 +116,8 @@ def markdown(results: dict, order: list[str]) -> str:
         f"- models whose one call took more than 2× (peers' time + 10 s of start-up): "
         f"{t['slow']}", "",
         "## Table", "",
-        "| model | kind | " + " | ".join(TARGETS) + " | s | peer s | RSS MB |",
-        "|---" * (len(TARGETS) + 5) + "|", *rows, "",
+        "| model | kind | " + " | ".join(columns) + " | s | peer s | RSS MB |",
+        "|---" * (len(columns) + 5) + "|", *rows, "",
         "## Refusals and failures by cause", "",
     ]
     for line, number in sorted(causes.items(), key=lambda kv: kv[1]):
@@ -122,7 +126,8 @@ def markdown(results: dict, order: list[str]) -> str:
     missing = [n for n in order if n not in results]
     if missing:
         lines += ["", f"Not run yet: {', '.join(missing)}."]
-    lines += ["", "Reproduce one model: `python bench/zoo_coverage.py --only NAME` (builds "
+    lines += ["", "Reproduce one model: `python bench/zoo_coverage.py --only NAME` (`--set families` "
+              "for the second zoo; builds "
               "the zoo into bench/.cache/zoo; the freeze command for a cell is "
               "`PYTHONPATH=models freeze bench/.cache/zoo/NAME/<path> <args> --target T -o "
               "DIR/` with path and args from its zoo.json).", ""]

@@ -2,15 +2,25 @@
 `graphfreeze.options.option(flag=...)`: stage options (`--tolerance`, `--opset`, ...), source
 options (`--tag`, `--meta`, ...) and each source kind's path flag (`Source.flag`: `--ckpt`, ...).
 Built-in stages and sources only: a plugin's options are set with `--source-option KEY=VALUE` or
-in a manifest."""
+in a manifest.
+
+The CLI reads them from flags.json, which `derive()` makes from those dataclasses (importing
+every stage and format): `freeze --help` and `freeze scan` then import no format, no numpy.
+`python -m graphfreeze_cli.flags` rewrites it; tests/cli/test_flags.py fails while it differs
+from what the dataclasses declare. Values are parsed by the options' own classes later
+(graphfreeze.options.parse_options), as a manifest's are."""
 
 from __future__ import annotations
 
 import dataclasses
-import typing
+import json
 from functools import cache
+from pathlib import Path
 
 import click
+
+INDEX = Path(__file__).with_name("flags.json")
+TYPES = ("bool", "tuple", "int", "float", "str")  # how click takes a value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -18,52 +28,43 @@ class Flag:
     flag: str
     name: str  # the option's field name (the manifest key)
     kind: str  # "stage" or "source"
-    type: object
+    type: str  # one of TYPES
     help: str
     metavar: str | None
 
 
+@dataclasses.dataclass(frozen=True)
+class SourceFlag:
+    """A source kind with a path flag (`--ckpt PATH`)."""
+
+    name: str
+    flag: str
+    summary: str
+
+
 @cache
-def _registry():
-    from graphfreeze.registry import Registry
-
-    return Registry.default(plugins=False)
+def _index() -> dict:
+    return json.loads(INDEX.read_text())
 
 
-@cache
 def declared(kind: str) -> tuple[Flag, ...]:
     """Every flag the built-in `kind` ("stage" or "source") options declare, once each."""
-    from graphfreeze.errors import ConfigError
-    from graphfreeze.options import meta
+    return tuple(Flag(kind=kind, **f) for f in _index()[kind])
 
-    found: dict[str, Flag] = {}
-    for cls in _registry().option_classes(kind):
-        hints = typing.get_type_hints(cls)
-        for f in dataclasses.fields(cls):
-            if not meta(f, "flag"):
-                continue
-            flag = Flag(meta(f, "flag"), f.name, kind, hints[f.name], meta(f, "help", ""),
-                        meta(f, "metavar"))
-            if flag.flag in found and found[flag.flag] != flag:
-                raise ConfigError(f"{flag.flag} is declared twice, differently ({cls.__name__})")
-            found[flag.flag] = flag
-    return tuple(found.values())
+
+def sources() -> list[SourceFlag]:
+    """The built-in source kinds that have a path flag, in detection order."""
+    return [SourceFlag(**s) for s in _index()["kinds"]]
 
 
 def _click_option(flag: Flag):
-    import types
-
-    want = flag.type
-    union = typing.get_origin(want) in (typing.Union, types.UnionType)
-    kinds = [n for n in typing.get_args(want) if n is not type(None)] if union else [want]
-    base = str if str in kinds else kinds[0]  # `float | str` (1/255, probs=1e-4): parsed later
-    if base is bool:
+    if flag.type == "bool":
         return click.option(flag.flag, flag.name, is_flag=True, default=None, help=flag.help)
-    if typing.get_origin(base) is tuple:
+    if flag.type == "tuple":
         return click.option(flag.flag, flag.name, multiple=True, metavar=flag.metavar,
                             help=flag.help)
-    return click.option(flag.flag, flag.name, type=base, default=None, metavar=flag.metavar,
-                        help=flag.help)
+    return click.option(flag.flag, flag.name, type={"int": int, "float": float, "str": str}[flag.type],
+                        default=None, metavar=flag.metavar, help=flag.help)
 
 
 def options(kind: str):
@@ -77,16 +78,11 @@ def options(kind: str):
     return add
 
 
-def sources() -> list:
-    return _registry().sources()
-
-
 def kind_flags(func):
     """`--ckpt PATH`, `--saved-model DIR`, ...: one per source kind that declares a flag."""
     for source in reversed(sources()):
-        if source.flag:
-            func = click.option(source.flag, "kind_" + source.name, metavar="PATH",
-                                help=source.summary + ".")(func)
+        func = click.option(source.flag, "kind_" + source.name, metavar="PATH",
+                            help=source.summary + ".")(func)
     return func
 
 
@@ -104,3 +100,60 @@ def given(kind: str, values: dict) -> dict:
             continue
         out[flag.name] = tuple(value) if isinstance(value, list | tuple) else value
     return out
+
+
+def derive() -> dict:
+    """flags.json's content, from the built-in stages' and sources' option dataclasses."""
+    from graphfreeze.registry import Registry
+
+    registry = Registry.default(plugins=False)
+    return {"stage": _derive("stage", registry), "source": _derive("source", registry),
+            "kinds": [{"name": s.name, "flag": s.flag, "summary": s.summary}
+                      for s in registry.sources() if s.flag]}
+
+
+def _derive(kind: str, registry) -> list[dict]:
+    import typing
+
+    from graphfreeze.errors import ConfigError
+    from graphfreeze.options import meta
+
+    found: dict[str, dict] = {}
+    for cls in registry.option_classes(kind):
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            if not meta(f, "flag"):
+                continue
+            flag = {"flag": meta(f, "flag"), "name": f.name, "type": _type_name(hints[f.name]),
+                    "help": meta(f, "help", ""), "metavar": meta(f, "metavar")}
+            if flag["flag"] in found and found[flag["flag"]] != flag:
+                raise ConfigError(f"{flag['flag']} is declared twice, differently ({cls.__name__})")
+            found[flag["flag"]] = flag
+    return list(found.values())
+
+
+def _type_name(want) -> str:
+    """How click takes a value of type `want` (`float | str`: a string, parsed later)."""
+    import types
+    import typing
+
+    union = typing.get_origin(want) in (typing.Union, types.UnionType)
+    kinds = [n for n in typing.get_args(want) if n is not type(None)] if union else [want]
+    base = str if str in kinds else kinds[0]
+    name = "tuple" if typing.get_origin(base) is tuple else getattr(base, "__name__", str(base))
+    if name not in TYPES:
+        raise TypeError(f"a flag's option of type {want} (the CLI takes {', '.join(TYPES)})")
+    return name
+
+
+def write() -> bool:
+    """Rewrite flags.json from the dataclasses; True if it changed."""
+    text = json.dumps(derive(), indent=1) + "\n"
+    if INDEX.exists() and INDEX.read_text() == text:
+        return False
+    INDEX.write_text(text)
+    return True
+
+
+if __name__ == "__main__":
+    print(f"{INDEX}: {'rewritten' if write() else 'up to date'}")

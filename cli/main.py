@@ -21,27 +21,52 @@ if _PROGRAM:
 if "--debug" in sys.argv:  # TensorFlow's C++ logs on (graphfreeze sets them off by default)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
 
+import importlib  # noqa: E402
+
 import click  # noqa: E402
 from graphfreeze import __version__  # noqa: E402
 from graphfreeze.errors import EXIT_CODES  # noqa: E402
-from graphfreeze.names import parse_names  # noqa: E402
 from graphfreeze_cli import flags, running  # noqa: E402
-from graphfreeze_cli.batch import batch_command  # noqa: E402
-from graphfreeze_cli.cache import cache_command  # noqa: E402
-from graphfreeze_cli.explain import explain_command  # noqa: E402
 from graphfreeze_cli.running import closed_pipe_ok, quiet_tensorflow, run  # noqa: E402
-from graphfreeze_cli.scan import scan_command  # noqa: E402
-from graphfreeze_cli.verify import verify_command  # noqa: E402
 
 running.PROGRAM = _PROGRAM
 
+# the commands defined in other modules, imported when run or listed (`freeze scan FILE` imports
+# only graphfreeze_cli.scan): click's documented LazyGroup
+LAZY = {"batch": "graphfreeze_cli.batch:batch_command",
+        "cache": "graphfreeze_cli.cache:cache_command",
+        "explain": "graphfreeze_cli.explain:explain_command",
+        "scan": "graphfreeze_cli.scan:scan_command",
+        "verify": "graphfreeze_cli.verify:verify_command"}
 
 
-class DefaultToConvert(click.Group):
+class LazyGroup(click.Group):
+    """A group whose `lazy` commands ({name: "module:attr" naming a command, or a function
+    making one}) are imported when first used."""
+
+    def __init__(self, *args, lazy: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx):
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx, cmd_name):
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            command = self.lazy[cmd_name]
+            if isinstance(command, str):
+                module, attr = command.split(":")
+                command = getattr(importlib.import_module(module), attr)
+            self.add_command(command if isinstance(command, click.Command) else command(),
+                             cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+class DefaultToConvert(LazyGroup):
     """`freeze --ckpt ...` runs `convert`; `freeze targets`/`freeze inspect` run subcommands."""
 
     def parse_args(self, ctx, args):
-        if args and args[0] not in self.commands and args[0] not in ("--version",) and \
+        if args and args[0] not in self.list_commands(ctx) and args[0] not in ("--version",) and \
                 not (args[0] in ("--help", "-h") and len(args) == 1):
             self._check_not_a_typo(ctx, args[0])
             args = ["convert", *args]
@@ -54,7 +79,7 @@ class DefaultToConvert(click.Group):
 
         if word.startswith("-") or "/" in word or os.path.lexists(os.path.expanduser(word)):
             return
-        close = difflib.get_close_matches(word, [c for c in self.commands if c != "convert"],
+        close = difflib.get_close_matches(word, [c for c in self.list_commands(ctx) if c != "convert"],
                                           n=1, cutoff=0.6)
         if close:
             raise click.UsageError(f"unknown command '{word}'; did you mean {close[0]}?", ctx)
@@ -68,7 +93,7 @@ class DefaultToConvert(click.Group):
             return super().invoke(ctx)
 
     def format_help(self, ctx, formatter):
-        convert_cmd = self.commands["convert"]
+        convert_cmd = self.get_command(ctx, "convert")
         with click.Context(convert_cmd, info_name=ctx.info_name, parent=None) as sub:
             convert_cmd.format_usage(sub, formatter)
             convert_cmd.format_help_text(sub, formatter)
@@ -78,7 +103,7 @@ class DefaultToConvert(click.Group):
         formatter.write_text(EXIT_CODES)
 
 
-@click.group(cls=DefaultToConvert, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=DefaultToConvert, lazy=LAZY, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="graphfreeze")
 def main() -> None:
     """Freeze TensorFlow models into clean, verified, device-ready artifacts."""
@@ -142,6 +167,7 @@ def convert_command(path, kind, source_option, unsafe, outputs, inputs, targets,
       freeze export/1 --target android,tflite,onnx
     """
     from graphfreeze.convert import Request
+    from graphfreeze.names import parse_names
 
     named = flags.kinds_given(values)
     kind_flags = ", ".join(s.flag for s in flags.sources() if s.flag)
@@ -197,22 +223,36 @@ def targets_command():
 @click.option("--device", type=click.Choice(["gpu"]),
               help="Which ops the device's delegate takes and which fall back to the CPU, and "
                    "why (a .tflite, or the model converted to TFLite in memory).")
+@click.option("--no-gaps", is_flag=True,
+              help="Skip the per-target op gaps (and TensorFlow's trial import); shapes from "
+                   "the graph's records: a checkpoint is read without importing TensorFlow.")
 @source_flags
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
-def inspect_command(path, as_json, device, kind, source_option, unsafe, debug, **values):
+def inspect_command(path, as_json, device, no_gaps, kind, source_option, unsafe, debug,
+                    **values):
     """Tell what a model is: kind, variables, signatures, likely inputs and outputs, op counts,
     size, and per target the ops it cannot take."""
+    if no_gaps and device:
+        raise click.UsageError("--device judges the device's gaps; give it without --no-gaps")
 
     def describe():
+        import contextlib
         import json
 
         from graphfreeze.inspect.report import device_report, inspect
+        from graphfreeze.process.quiet import native_stderr_off
         from graphfreeze_cli import show
 
         options = _source_options(values, source_option)
         given = {"kind": kind, "options": options, "unsafe": unsafe,
                  "on_load": lambda: quiet_tensorflow(debug)}  # a wrong path: said first
-        report = device_report(path, device, **given) if device else inspect(path, **given)
+        if device:
+            report = device_report(path, device, **given)
+        elif no_gaps:  # TensorFlow only if a shape is not recorded: imported quietly then
+            with contextlib.nullcontext() if debug else native_stderr_off():
+                report = inspect(path, **{**given, "on_load": lambda: None}, gaps=False)
+        else:
+            report = inspect(path, **given)
         if as_json:
             click.echo(json.dumps(report, indent=2, sort_keys=True))
         elif device:
@@ -223,15 +263,16 @@ def inspect_command(path, as_json, device, kind, source_option, unsafe, debug, *
     run(describe, debug)
 
 
-main.add_command(batch_command)
-main.add_command(cache_command)
-main.add_command(explain_command)
-main.add_command(scan_command)
-main.add_command(verify_command)
 
-from graphfreeze_cli.reduce import reduce_command  # noqa: E402
+def _reduce_command():
+    """`freeze reduce` takes `freeze`'s own source flags."""
+    from graphfreeze_cli.reduce import reduce_command
 
-main.add_command(reduce_command(source_flags, _source_options))
+    return reduce_command(source_flags, _source_options)
+
+
+main.lazy["reduce"] = _reduce_command
+
 
 if __name__ == "__main__":
     main()

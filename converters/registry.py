@@ -14,10 +14,13 @@ either). An entry point is loaded only when it is used.
 from __future__ import annotations
 
 import difflib
+import functools
+import importlib
 import importlib.util
+import pkgutil
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphfreeze.errors import ConfigError
 from graphfreeze.io import tomlread as tomllib
@@ -106,33 +109,70 @@ class Registry:
 
     def __init__(self) -> None:
         self._tables: dict[str, dict[str, tuple[str, Any]]] = {kind: {} for kind in GROUPS}
+        self._pending: dict[str, list] = {kind: [] for kind in GROUPS}  # loaders not yet run
+        self._loading: set[str] = set()
 
     @classmethod
     def default(cls, plugins: bool = True) -> Registry:
-        from graphfreeze.formats import builtin_formats
-        from graphfreeze.graph.passes.builtin import builtin_passes
-        from graphfreeze.sources import builtin_sources
+        """Built-ins (and plugins' entry points), each kind read when first asked for: listing
+        targets reads their TOMLs and imports no format; scanning imports the sources only."""
+        registry = cls()
+        for kind in GROUPS:
+            registry._pending[kind].append(getattr(registry, f"_builtin_{kind}"))
+            if plugins:
+                registry._pending[kind].append(functools.partial(registry._plugins, kind))
+        return registry
+
+    def _builtin_stage(self) -> None:
         from graphfreeze.stages import builtin_stages
 
-        registry = cls()
         for stage in builtin_stages():
-            registry.add_stage(stage)
-        for fmt in builtin_formats():
-            registry.add_format(fmt)
-            registry.add_targets(f"graphfreeze.formats.{fmt.name}")
+            self.add_stage(stage)
+
+    def _builtin_format(self) -> None:
+        """Each format folder by name; imported (and its stages registered) when first used."""
+        for name in _builtin_format_names():
+            self.add("format", name, _Builtin(f"graphfreeze.formats.{name}", "FORMAT"))
+
+    def _builtin_target(self) -> None:
+        for name in _builtin_format_names():
+            self.add_targets(f"graphfreeze.formats.{name}")
+
+    def _builtin_executor(self) -> None:
         for name, ref in BUILTIN_EXECUTORS.items():  # imported when chosen
-            registry.add("executor", name, metadata.EntryPoint(name, ref, GROUPS["executor"]))
+            self.add("executor", name, metadata.EntryPoint(name, ref, GROUPS["executor"]))
+
+    def _builtin_pass(self) -> None:
+        from graphfreeze.graph.passes.builtin import builtin_passes
+
         for graph_pass in builtin_passes():
-            registry.add("pass", graph_pass.name, graph_pass)
+            self.add("pass", graph_pass.name, graph_pass)
+
+    def _builtin_source(self) -> None:
+        from graphfreeze.sources import builtin_sources
+
         for source in builtin_sources():
-            registry.add("source", source.name, source)
-        if plugins:
-            for kind, group in GROUPS.items():
-                for ep in metadata.entry_points(group=group):
-                    registry.add(kind, ep.name, ep, _provider(ep))
-                    if kind == "format":
-                        registry.add_targets(ep.module, _provider(ep))
-        return registry
+            self.add("source", source.name, source)
+
+    def _plugins(self, kind: str) -> None:
+        """`kind`'s entry points (a plugin format's targets too), loaded when used."""
+        for ep in metadata.entry_points(group=GROUPS[kind]):
+            self.add(kind, ep.name, ep, _provider(ep))
+        if kind == "target":
+            for ep in metadata.entry_points(group=GROUPS["format"]):
+                self.add_targets(ep.module, _provider(ep))
+
+    def _table(self, kind: str) -> dict[str, tuple[str, Any]]:
+        """The `kind` table, its built-ins and plugins read first if they are not yet."""
+        pending = self._pending[kind]
+        if pending and kind not in self._loading:
+            self._loading.add(kind)  # what the loaders add goes in as it comes, in their order
+            try:
+                while pending:
+                    pending.pop(0)()
+            finally:
+                self._loading.discard(kind)
+        return self._tables[kind]
 
     def add_targets(self, package: str, provider: str = BUILTIN) -> None:
         """The targets in `package`'s `targets/*.toml` (found without importing it)."""
@@ -148,7 +188,7 @@ class Registry:
                 self.add_target(parse_target(tomllib.loads(path.read_text()), where, provider))
 
     def add(self, kind: str, name: str, value: Any, provider: str = BUILTIN) -> None:
-        table = self._tables[kind]
+        table = self._table(kind)
         if name in table:
             raise ConfigError(f"{kind} '{name}' is provided twice: by {table[name][0]} and by "
                               f"{provider}; uninstall one of them")
@@ -169,16 +209,16 @@ class Registry:
     def names(self, kind: str) -> list[str]:
         if kind == "stage":
             self.formats()  # plugin formats' export stages are registered as they load
-        return sorted(self._tables[kind])
+        return sorted(self._table(kind))
 
     def target_names(self) -> list[str]:
         return self.names("target")
 
     def provider(self, kind: str, name: str) -> str:
-        return self._tables[kind][name][0]
+        return self._table(kind)[name][0]
 
     def _get(self, kind: str, name: str):
-        table = self._tables[kind]
+        table = self._table(kind)
         if name not in table:
             known = ", ".join(self.names(kind))
             plural = "passes" if kind == "pass" else kind + "s"
@@ -186,7 +226,13 @@ class Registry:
             hint = f"; did you mean {close[0]}?" if close else ""
             raise ConfigError(f"unknown {kind} '{name}'{hint} ({plural}: {known})")
         provider, value = table[name]
-        if isinstance(value, metadata.EntryPoint):
+        if isinstance(value, _Builtin):
+            value = _format(getattr(importlib.import_module(value.module), value.attr), name,
+                            f"{value.module}.{value.attr}")  # named as its folder
+            table[name] = (provider, value)
+            for stage in (value.export, *value.stages):
+                self.add_stage(stage, provider)
+        elif isinstance(value, metadata.EntryPoint):
             what = f"{kind} '{name}' from {provider}"
             value = _load(value, what)
             value = _target(value, name, what, provider) if kind == "target" else \
@@ -199,7 +245,7 @@ class Registry:
         return value
 
     def stage(self, name: str) -> Stage:
-        if name not in self._tables["stage"]:
+        if name not in self._table("stage"):
             self.formats()  # a plugin format's export stage is registered as it loads
         return self._get("stage", name)
 
@@ -238,6 +284,20 @@ class Registry:
     def sources(self) -> list[Source]:
         """Every source, in detection order."""
         return sorted((self.source(n) for n in self.names("source")), key=lambda s: (s.order, s.name))
+
+
+class _Builtin(NamedTuple):
+    """A built-in format not imported yet: `module.attr`."""
+
+    module: str
+    attr: str
+
+
+def _builtin_format_names() -> list[str]:
+    """The format folders (`formats/<name>/`), found without importing them."""
+    from graphfreeze import formats
+
+    return sorted(info.name for info in pkgutil.iter_modules(formats.__path__) if info.ispkg)
 
 
 def _provider(ep: metadata.EntryPoint) -> str:

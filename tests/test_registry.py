@@ -118,4 +118,19 @@ def test_plugin_duplicate_of_builtin_is_refused(tmp_path, monkeypatch):
     importlib.invalidate_caches()
     with pytest.raises(ConfigError, match="target 'android' is provided twice: by graphfreeze "
                                           "and by gf-dup"):
-        Registry.default()
+        Registry.default().target_names()  # each kind is read when first used
+
+
+def test_each_kind_is_read_when_first_used():
+    """Listing targets reads their TOMLs and imports no format; sources import no stage."""
+    import json
+    import subprocess
+
+    code = ("import json, sys; from graphfreeze.registry import Registry; r = Registry.default(); "
+            "names = r.target_names(); kinds = [s.name for s in r.sources()]; "
+            "print(json.dumps([names, kinds, sorted(m for m in sys.modules if m.startswith("
+            "('graphfreeze.formats.', 'graphfreeze.stages', 'numpy', 'tensorflow')))]))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    names, kinds, heavy = json.loads(run.stdout)
+    assert "android" in names and "onnx" in names and "checkpoint" in kinds
+    assert heavy == []

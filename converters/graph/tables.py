@@ -41,26 +41,26 @@ def run_init(session, graph, feeds=None) -> None:
         session.run(graph.get_operation_by_name(TABLE_INIT), feeds or None)
 
 
-def _creator_ops(table) -> set[str]:
-    """Op types of the function that created a loaded table (its kind)."""
-    create = getattr(table, "_create_resource", None)
+def creator_nodes(resource) -> list:
+    """The NodeDefs of the function that created a loaded resource (`_create_resource`: a
+    table's kind, a TF-Text resource's creator op), its library's bodies included; [] if none."""
+    create = getattr(resource, "_create_resource", None)
     try:
         graph_def = create.get_concrete_function().graph.as_graph_def()
     except (AttributeError, TypeError, ValueError):
-        return set()
-    return {n.op for n in graph_def.node} | \
-        {n.op for f in graph_def.library.function for n in f.node_def}
+        return []
+    return [*graph_def.node, *(n for f in graph_def.library.function for n in f.node_def)]
 
 
-def _tables_by_handle(trackable) -> dict[int, object]:
-    """id(resource handle) -> the loaded table object owning it."""
+def resources_by_handle(owner) -> dict[int, object]:
+    """id(resource handle) -> the loaded resource (table, TF-Text model) owning it."""
     import tensorflow as tf
     from tensorflow.python.trackable import resource
 
     found = {}
-    if trackable is None:
+    if owner is None:
         return found
-    for obj in tf.train.TrackableView(trackable).descendants():
+    for obj in tf.train.TrackableView(owner).descendants():
         if isinstance(obj, resource.CapturableResource):
             try:
                 found[id(obj.resource_handle)] = obj
@@ -97,7 +97,7 @@ def freeze_tables(graph_def, func, owner=None, where: str = "the model"):
             not any(by_name[u].op in WRITE_OPS for u in users[name])]
     if not captured and not made:
         return graph_def
-    owners = _tables_by_handle(owner)
+    owners = resources_by_handle(owner)
     taken = set(by_name)
     renames, added = {}, []
     for name in captured + made:
@@ -105,8 +105,8 @@ def freeze_tables(graph_def, func, owner=None, where: str = "the model"):
         reader = next((u for u in use if u.op in READ_OPS), use[0] if use else by_name[name])
         if name in handles:
             table = owners.get(id(handles[name]))
-            kind = next((MUTABLE_KINDS[op] for op in _creator_ops(table) if op in MUTABLE_KINDS),
-                        None)
+            kind = next((MUTABLE_KINDS[n.op] for n in creator_nodes(table)
+                         if n.op in MUTABLE_KINDS), None)
         else:
             kind = MUTABLE_KINDS.get(by_name[name].op)
         writer = next((u for u in use if u.op in WRITE_OPS), None)

@@ -7,37 +7,15 @@ the op that made it (`SentencepieceOp`, the model's bytes in its `model` attr) h
 from __future__ import annotations
 
 from graphfreeze.errors import InputError
+from graphfreeze.graph.tables import creator_nodes, resources_by_handle
 
 CREATOR_OPS = ("SentencepieceOp",)  # TF-Text resource ops with no inputs, state in attrs
 _RESOURCE_NAMES = {"SentencepieceOp": "sentencepiece_model"}  # the node's name in the graph
 
 
 def _creator_node(resource):
-    """The creator op's NodeDef in a loaded resource's `_create_resource` function, or None."""
-    create = getattr(resource, "_create_resource", None)
-    try:
-        graph_def = create.get_concrete_function().graph.as_graph_def()
-    except (AttributeError, TypeError, ValueError):
-        return None
-    bodies = [graph_def.node, *(f.node_def for f in graph_def.library.function)]
-    return next((n for nodes in bodies for n in nodes if n.op in CREATOR_OPS), None)
-
-
-def _resources_by_handle(owner) -> dict[int, object]:
-    """id(resource handle) -> the loaded resource object owning it."""
-    import tensorflow as tf
-    from tensorflow.python.trackable import resource
-
-    found = {}
-    if owner is None:
-        return found
-    for obj in tf.train.TrackableView(owner).descendants():
-        if isinstance(obj, resource.CapturableResource):
-            try:
-                found[id(obj.resource_handle)] = obj
-            except (AttributeError, ValueError, TypeError):
-                continue
-    return found
+    """The creator op's NodeDef of a loaded resource, or None."""
+    return next((n for n in creator_nodes(resource) if n.op in CREATOR_OPS), None)
 
 
 def freeze_text_resources(graph_def, func, owner=None, where: str = "the model"):
@@ -66,7 +44,7 @@ def freeze_text_resources(graph_def, func, owner=None, where: str = "the model")
     wanted = {name: found[0] for name, found in wanted.items() if found}
     if not wanted:
         return graph_def
-    owners = _resources_by_handle(owner)
+    owners = resources_by_handle(owner)
     taken, renames = set(by_name), {}
     for name, reader in sorted(wanted.items()):
         creator = _creator_node(owners.get(id(handles[name])))

@@ -13,10 +13,15 @@ SCHEMA_VERSION = 1
 
 
 def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: bool = False,
-            registry=None, on_load=lambda: None) -> dict:
+            registry=None, on_load=lambda: None, gaps: bool = True) -> dict:
     """A JSON-ready report (stable keys, sorted) about the model at `path`. The path, kind and
     options are checked first; `on_load()` is called once they are, before TensorFlow is needed
-    (the CLI imports it quietly there)."""
+    (the CLI imports it quietly there).
+
+    `gaps=False` (`freeze inspect --no-gaps`): no per-target gaps and no trial import, and the
+    inputs' and outputs' shapes read from the graph's own records where it has them (placeholder
+    shapes, `_output_shapes`): a checkpoint or frozen graph written by TensorFlow is then
+    described without importing TensorFlow."""
     from graphfreeze.registry import Registry
     from graphfreeze.sources.detect import source_for
 
@@ -28,20 +33,25 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
     path_keys = paths_of(registry.option_classes("source"))
     source, source_options = source_for(path, kind, expand_paths(options or {}, path_keys), registry)
     on_load()
-    described = source.describe(path, source_options, unsafe)
+    from graphfreeze.sources.describe import recorded_shapes
+
+    with recorded_shapes(not gaps):
+        described = source.describe(path, source_options, unsafe)
     from graphfreeze.graph.graphdefs import gc_paused
 
     with gc_paused():  # a big graph's many proto wrappers, rescanned by every full collection
-        return _report(path, source, described, unsafe, registry)
+        return _report(path, source, described, unsafe, registry, gaps)
 
 
-def _report(path, source, described, unsafe, registry) -> dict:
+def _report(path, source, described, unsafe, registry, gaps: bool = True) -> dict:
     graph_def = _drop_shape_hints(described.pop("graph"))
     candidates = described.pop("gap_outputs", None)
     from graphfreeze.graph.checks.validate_values import check_import
     from graphfreeze.graph.graphdefs import extract
     from graphfreeze.names import likely_outputs
 
+    if not gaps:
+        return {"schema_version": SCHEMA_VERSION, "path": path, "kind": source.name, **described}
     judged = gap_outputs = candidates or likely_outputs(graph_def, limit=20)
     if not unsafe:  # gaps are judged by folding constants: nothing may touch the host
         from graphfreeze.graph.checks.safety import check_graph

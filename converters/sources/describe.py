@@ -4,6 +4,8 @@ judged on). Used by each source's `describe`."""
 
 from __future__ import annotations
 
+import contextlib
+
 from graphfreeze import names
 from graphfreeze.graph.graphdefs import gc_paused
 from graphfreeze.graph.ops import PLACEHOLDER_OPS
@@ -31,10 +33,59 @@ def total_size(paths: list[str]) -> int:
     return total
 
 
+_RECORDED: list[bool] = [False]  # graph_tensors reads the graph's records first (inspect --no-gaps)
+
+
+@contextlib.contextmanager
+def recorded_shapes(on: bool = True):
+    """Within: graph_tensors answers from the graph's own records when every tensor has one
+    (no TensorFlow import), else by shape inference as always."""
+    saved, _RECORDED[0] = _RECORDED[0], on
+    try:
+        yield
+    finally:
+        _RECORDED[0] = saved
+
+
+def recorded_tensors(graph_def, refs) -> list[dict] | None:
+    """name, dtype, shape of tensors from the graph's records: a placeholder's `shape` and
+    `dtype`, another node's `_output_shapes` and its op's output type; None if one lacks them."""
+    from graphfreeze.proto import dtypes
+    from graphfreeze.proto.ops import op_def
+
+    wanted = {r.node for r in refs}
+    nodes = {n.name: n for n in graph_def.node if n.name in wanted}
+    rows = []
+    for ref in refs:
+        node = nodes.get(ref.node)
+        if node is None:
+            return None
+        if node.op in PLACEHOLDER_OPS and ref.index == 0 and "shape" in node.attr:
+            shape, dtype = node.attr["shape"].shape, node.attr["dtype"].type
+        else:
+            shapes = node.attr["_output_shapes"].list.shape if "_output_shapes" in node.attr else []
+            args = op_def(node.op).output_arg if op_def(node.op) is not None else []
+            if ref.index != 0 or not shapes or len(args) != 1 or args[0].number_attr or \
+                    args[0].type_list_attr:
+                return None
+            shape = shapes[ref.index]
+            dtype = args[0].type or node.attr[args[0].type_attr].type
+        if not dtype:
+            return None
+        rows.append({"name": ref.name, "dtype": dtypes.name(dtype), "shape": None if
+                     shape.unknown_rank else [None if d.size < 0 else d.size for d in shape.dim]})
+    return rows
+
+
 def graph_tensors(graph_def, refs) -> list[dict]:
-    """name, dtype, shape of tensors, from shape inference on the weightless graph."""
+    """name, dtype, shape of tensors, from shape inference on the weightless graph (or, within
+    `recorded_shapes()`, from the graph's records when it has them)."""
     from graphfreeze.graph.graphdefs import extract
     from graphfreeze.tensors import tensor_infos
+
+    recorded = recorded_tensors(graph_def, refs) if _RECORDED[0] else None
+    if recorded is not None:
+        return recorded
 
     try:
         infos = tensor_infos(extract(graph_def, [r.node for r in refs]), refs)

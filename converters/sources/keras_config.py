@@ -116,20 +116,21 @@ def _takes_function(op: str) -> bool:
     return op_def is None or any(a.type in ("func", "list(func)") for a in op_def.attr)
 
 
-def _layers(config):
+def objects(config):
+    """Every serialized object ({"class_name": ...}) in a Keras config, depth first."""
     if isinstance(config, dict):
         if "class_name" in config:
             yield config
         for value in config.values():
-            yield from _layers(value)
+            yield from objects(value)
     elif isinstance(config, list):
         for value in config:
-            yield from _layers(value)
+            yield from objects(value)
 
 
 def check_keras_config(config: dict, where: str) -> None:
     """Refuse Lambda layers (Python code) and TFOpLambda layers calling non-math TF functions."""
-    for layer in _layers(config):
+    for layer in objects(config):
         cls, conf = layer["class_name"], layer.get("config")
         conf = conf if isinstance(conf, dict) else {}
         name = conf.get("name", "?")

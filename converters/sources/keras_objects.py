@@ -15,26 +15,16 @@ and a config naming anything else of the package is refused.
 from __future__ import annotations
 
 from graphfreeze.errors import ConfigError, InputError
+from graphfreeze.sources.keras_config import objects
 
 # package prefix in registered names -> (module to import, pip extra of graphfreeze)
 PACKAGES = {"keras_hub": ("keras_hub", "keras-hub")}
 
 
-def _objects(config):
-    if isinstance(config, dict):
-        if "class_name" in config:
-            yield config
-        for value in config.values():
-            yield from _objects(value)
-    elif isinstance(config, list):
-        for value in config:
-            yield from _objects(value)
-
-
 def references(config: dict) -> list[str]:
     """Every registered full name (`package>Name`) the config names, in order, once."""
     found: dict[str, None] = {}
-    for obj in _objects(config):
+    for obj in objects(config):
         names = [obj.get("registered_name"), obj.get("class_name")]
         if obj.get("class_name") == "function" or obj.get("module") == "builtins":
             names.append(obj.get("config"))
@@ -60,7 +50,7 @@ def package(name: str) -> str:
 
 def _keras_hub_modules(config: dict) -> list[str]:
     """The modules named by objects of packages in PACKAGES (`keras_hub.src.models...`)."""
-    return [str(obj.get("module")) for obj in _objects(config)
+    return [str(obj.get("module")) for obj in objects(config)
             if str(obj.get("module") or "").split(".")[0] in PACKAGES]
 
 
@@ -83,7 +73,7 @@ def import_packages(config: dict, where: str, flavour: str) -> None:
             name = next((n for n in references(config) if package(n) == prefix), prefix)
             raise ConfigError(f"{where}: class '{name}' is from the {extra} package, which is "
                               f"not installed; pip install 'graphfreeze[{extra}]'") from err
-        for obj in _objects(config):
+        for obj in objects(config):
             mod = str(obj.get("module") or "")
             if mod.split(".")[0] != prefix:
                 continue

@@ -90,8 +90,7 @@ def check_const(node, at: str) -> None:
 
 def check_sizes(nodes, by_name: dict, where: str) -> None:
     """Placeholders, and tensors made from constant shapes (Fill, random ops), of sane size."""
-    import numpy as np
-    from graphfreeze.proto.tensors import to_numpy
+    import math
 
     for node in nodes:
         if node.op in PLACEHOLDER_OPS:
@@ -103,17 +102,35 @@ def check_sizes(nodes, by_name: dict, where: str) -> None:
             source = by_name[split_tensor(node.input[index])[0]]
             if source.op != "Const":
                 continue
-            shape = to_numpy(source.attr["value"].tensor).reshape(-1).tolist()
+            shape = _values(source.attr["value"].tensor)
             dtype, what = node.attr[dtype_attr].type, "makes a tensor of shape"
         else:
             continue
         if not shape or min(shape) < 0:
             continue
-        size = int(np.prod(shape, dtype=object)) * max(_itemsize(dtype), 1)
+        size = math.prod(int(d) for d in shape) * max(_itemsize(dtype), 1)
         if size > MAX_TENSOR_BYTES:
             raise InputError(f"{where}: node '{node.name}' ({node.op}) {what} {shape} "
                              f"({_human(size)}), more than any machine holds; fix the shape or "
                              "re-export the graph")
+
+
+def _values(tensor) -> list:
+    """A constant shape's values, flat: an int32/int64 one read here (no numpy to import, for
+    `freeze scan`), as graphfreeze.proto.tensors.to_numpy reads it; any other through it."""
+    import math
+    import struct
+
+    count = math.prod(d.size for d in tensor.tensor_shape.dim)
+    code = {3: "i", 9: "q"}.get(tensor.dtype)
+    values = tensor.int_val if tensor.dtype == 3 else tensor.int64_val
+    if code and count >= 0 and not tensor.tensor_content and 0 < len(values) <= count:
+        return [*values, *[values[-1]] * (count - len(values))]  # the last repeated, as TF does
+    if code and count >= 0 and len(tensor.tensor_content) == count * struct.calcsize(code):
+        return list(struct.unpack(f"={count}{code}", tensor.tensor_content))
+    from graphfreeze.proto.tensors import to_numpy
+
+    return to_numpy(tensor).reshape(-1).tolist()
 
 
 def check_import(graph_def, where: str) -> None:

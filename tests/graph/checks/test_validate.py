@@ -224,3 +224,22 @@ def test_function_waiting_for_its_argument_passes(tmp_path):
     check_graph_def(graph_def, "saved_model.pb")
     node.input.append("^nothing")
     assert_refused(graph_def, "saved_model.pb", "nothing", "which is not in the graph")
+
+
+@pytest.mark.parametrize("value", [np.array([2, 3], np.int32), np.array([7, 1, 4], np.int64),
+                                   np.array(5, np.int32), np.array([2**40, 4], np.int64),
+                                   np.array([2.0, 3.0], np.float32)])
+@pytest.mark.parametrize("packed", [True, False])
+def test_constant_shapes_read_without_numpy_as_tensorflow_reads_them(value, packed):
+    """check_sizes reads int32/int64 shapes itself (`freeze scan` imports no numpy for them)."""
+    from graphfreeze.graph.checks.validate_values import _values
+
+    tensor = tf.make_tensor_proto(value)
+    if not packed and value.dtype != np.float32:  # the values fields, the last one repeated
+        field = "int_val" if value.dtype == np.int32 else "int64_val"
+        tensor.ClearField("tensor_content")
+        tensor.ClearField(field)
+        getattr(tensor, field).extend(value.reshape(-1)[:1].tolist())
+        value = np.full(value.shape, value.reshape(-1)[0])
+    assert _values(tensor) == tf.make_ndarray(tensor).reshape(-1).tolist() == \
+        value.reshape(-1).tolist()

@@ -1,0 +1,74 @@
+"""`freeze` starts with what the command run needs: `freeze --help` imports no format, numpy or
+TensorFlow, `freeze scan FILE` none of them either for a checkpoint, a SavedModel or a frozen
+graph (each subcommand is imported when it runs)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+from graphfreeze_cli.main import main
+
+CODE = """import json, sys
+from graphfreeze_cli.main import main
+try:
+    main(prog_name="freeze")
+finally:
+    print(json.dumps(sorted(sys.modules)))
+"""
+HEAVY = ("tensorflow", "numpy", "rich", "keras", "tf_keras", "graphfreeze.formats.",
+         "graphfreeze.stages", "graphfreeze.convert")
+
+
+def loaded(*args: str, cwd=None) -> tuple[int, str, set[str]]:
+    """exit code, output and the modules loaded by `freeze ARGS` in a process of its own."""
+    run = subprocess.run([sys.executable, "-c", CODE, *args], capture_output=True, text=True,
+                         cwd=cwd)
+    *lines, modules = run.stdout.splitlines()
+    return run.returncode, "\n".join(lines), set(json.loads(modules))
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.startswith(HEAVY) or m in ("numpy", "tensorflow"))
+
+
+@pytest.mark.parametrize("args", [("--help",), ("scan", "--help"), ("inspect", "--help")])
+def test_help_imports_no_format_numpy_or_tensorflow(args):
+    code, out, modules = loaded(*args)
+    assert code == 0 and "Usage: freeze" in out
+    assert heavy(modules) == [] and "graphfreeze.registry" not in modules
+
+
+def test_scan_imports_what_scanning_needs(samples, other_samples):
+    paths = [samples / "iris" / "model.ckpt-200", other_samples / "frozen.pb",
+             other_samples / "tf2_savedmodel", other_samples / "model.keras"]
+    code, out, modules = loaded("scan", *map(str, paths))
+    assert code == 0 and out.count("ok  ") == 4, out
+    assert heavy(modules) == []
+    lazy = {m for m in modules if m.startswith("graphfreeze_cli.")}
+    assert lazy == {"graphfreeze_cli.main", "graphfreeze_cli.flags", "graphfreeze_cli.running",
+                    "graphfreeze_cli.scan"}
+
+
+def test_every_lazy_command_is_listed_under_its_name():
+    with click.Context(main) as ctx:
+        lazy = set(main.lazy)
+        assert {"batch", "cache", "explain", "reduce", "scan", "verify"} <= lazy
+        for name in lazy:
+            command = main.get_command(ctx, name)
+            assert isinstance(command, click.Command) and command.name == name
+        assert lazy < set(main.list_commands(ctx))
+
+
+@pytest.mark.parametrize("name", ["iris", "cnn_v2"])
+def test_inspect_no_gaps_is_the_report_without_gaps_and_without_tensorflow(samples, freeze,
+                                                                           name):
+    path = str(samples / name / "model.ckpt-200")
+    code, out, modules = loaded("inspect", "--no-gaps", "--json", path)
+    assert code == 0 and [m for m in heavy(modules) if not m.startswith("rich")] == [], out
+    quick, full = json.loads(out), json.loads(freeze("inspect", "--json", path).output)
+    assert full.pop("targets") and "targets" not in quick
+    assert quick == full
