@@ -203,6 +203,11 @@ def _ops(data: bytes) -> list[str]:
     return ops
 
 
+def beside(path: str, options: NpuOptions) -> list[str]:
+    """The file the stage writes beside the artifact at `path` (refused up front if it exists)."""
+    return [compiled_path(path, options.vendor, options.soc)]
+
+
 STAGE = Stage("compile_npu", run, "artifact", "artifact", NpuOptions,
               "the .tflite compiled ahead of time for a vendor's NPU (LiteRT AOT), beside it",
-              beside=lambda path, options: [compiled_path(path, options.vendor, options.soc)])
+              beside=beside)
