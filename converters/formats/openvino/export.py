@@ -49,7 +49,10 @@ def run(state, options: OpenVinoOptions):
         staged=temps[0],
         facts={"weights": storage.basename(paths[1]), "openvino_version": ov.get_version(),
                "openvino_op_counts": {t: ir_ops.count(t) for t in sorted(set(ir_ops))},
-               "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def)},
+               "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
+               # a QAT model's FakeQuantize runs in int8 (OpenVINO's low-precision transforms)
+               **({"quantization": "qat (FakeQuantize, run in int8 by OpenVINO's CPU plugin)"}
+                  if "FakeQuantize" in ir_ops else {})},
         summary=(f"openvino: core.read_model(\"{storage.basename(path)}\") (weights in "
                  f"{storage.basename(paths[1])}); inputs "
                  f"{', '.join(i.name for i in inputs)}; outputs "

@@ -61,3 +61,17 @@ def test_variables_before_freezing_are_no_gap(samples):
 
     report = inspect(str(samples / "iris" / "model.ckpt-200"))
     assert report["targets"]["openvino"]["summary"] == "openvino: all ops convert"
+
+
+def test_a_qat_model_runs_in_int8_and_is_judged_as_quantized(zoo, tmp_path, freeze):
+    """OpenVINO's CPU plugin runs a QAT model's FakeQuantize in int8 where TensorFlow simulates
+    it in float: judged on averages as the other QAT artifacts are, not refused."""
+    path, args = zoo("qat_cnn")
+    out = tmp_path / "out"
+    result = freeze(path, *args, "--target", "openvino", "-o", f"{out}/")
+    assert result.exit_code == 0, result.output + result.stderr
+    (car,) = [json.loads(p.read_text()) for p in out.glob("*.xml.json")]
+    assert car["quantization"].startswith("qat") and car["openvino_op_counts"]["FakeQuantize"]
+    check = car["verification"]
+    assert check["passed"] and check["mean_tolerance"] == 0.05
+    assert max(m["mean_abs_diff"] for m in check["metrics"].values()) < 0.01
