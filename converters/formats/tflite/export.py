@@ -96,8 +96,9 @@ def run(state, options: TFLiteOptions):
     text = next((i.name for i in inputs if i.dtype == "string"), None)
     if text and options.quantize in ("int8", "int16x8") and not qat:
         raise InputError(f"{state.model.graph_file}: input '{text}' is a string, which TFLite's "
-                         "integer calibrator cannot feed (TFLiteConverter crashes on it); use "
-                         "the tflite-dynamic target (int8 weights) or tflite")
+                         "integer calibration cannot take (its calibrator crashes on strings, or "
+                         "calibrates lookups that all miss: the table's initializer does not "
+                         "run); use the tflite-dynamic target (int8 weights) or tflite")
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
         not is_qat(state.graph_def) and not loop and \
         not text_ops.text_ops(state.graph_def) and \
