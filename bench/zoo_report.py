@@ -41,12 +41,14 @@ def internal(cell: dict) -> bool:
 
 
 def totals(results: dict) -> dict:
-    cells = ok = failed = internals = missed = slow = peer_ok = 0
+    cells = ok = failed = internals = missed = slow = peer_ok = convertible = 0
     for record in results.values():
         peer_cells = record.get("peers", {}).get("cells", {})
         for target, cell in record["cells"].items():
             cells += 1
             ok += cell["status"] == "ok"
+            convertible += cell["status"] == "ok" or \
+                peer_cells.get(target, {}).get("status") == "ok"
             failed += cell["status"] == "failed"
             internals += internal(cell)
             if peer_cells.get(target, {}).get("status") == "ok":
@@ -56,7 +58,7 @@ def totals(results: dict) -> dict:
         if peer_seconds and record["seconds"] > 2 * (peer_seconds + 10):
             slow += 1
     return {"models": len(results), "cells": cells, "ok": ok, "failed": failed,
-            "internal": internals,
+            "internal": internals, "convertible": convertible,
             "peer_ok": peer_ok, "missed": missed, "slow": slow}
 
 
@@ -108,6 +110,10 @@ def markdown(results: dict, order: list[str], title: str = "Zoo coverage (issue 
         "verification); `peer s` the peers' conversion time summed; RSS is our call's peak.", "",
         "## Totals", "",
         f"- models: {t['models']}; cells: {t['cells']}; ok: {t['ok']} ({share:.1f} %)",
+        f"- cells that some converter writes (ours or a peer's): {t['convertible']}; ours ok: "
+        f"{t['ok']} ({100 * t['ok'] / max(t['convertible'], 1):.1f} %); the other "
+        f"{t['cells'] - t['convertible']} cells no converter takes (each refused in one line "
+        "below)",
         f"- FAILED cells: {t['failed']}, of which internal errors (exit 1, a signal or a "
         f"hang): {t['internal']}"
         + ("; the rest exit with a code that does not fit the cause" if t["failed"] >
