@@ -34,14 +34,15 @@ import zoo_report  # noqa: E402
 REFUSED = (3, 5, 6)
 
 
-def run(cmd: list[str], timeout: float) -> dict:
-    """Run CMD in its own session; returns rc (or signal), output, seconds, peak RSS (MB)."""
+def run(cmd: list[str], timeout: float, cwd: Path | None = None) -> dict:
+    """Run CMD in its own session (in `cwd`: the model's folder, where its zoo.json args are
+    relative paths); returns rc (or signal), output, seconds, peak RSS (MB)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT / "models"), *filter(None, [os.environ.get("PYTHONPATH")])]))
     with tempfile.TemporaryFile() as log:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+                                start_new_session=True, cwd=cwd)
         hung = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -104,12 +105,13 @@ def sidecar_cells(out: Path, targets: list[str]) -> dict:
 
 
 def ours(name: str, folder: Path, work: Path, timeout: float) -> dict:
+    folder, work = folder.resolve(), work.resolve()  # each call runs in the model's folder
     entry = json.loads((folder / "zoo.json").read_text())
     targets, path = entry["targets"], str(folder / entry["path"])
     freeze = str(Path(sys.executable).with_name("freeze"))
     out = work / name / "all"
     whole = run([freeze, path, *entry["args"], "--target", ",".join(targets),
-                 "-o", f"{out}/", "--force"], timeout)
+                 "-o", f"{out}/", "--force"], timeout, cwd=folder)
     record = {"seconds": whole["seconds"], "rss_mb": whole["rss_mb"], "rc": whole["rc"],
               "targets": targets, "kind": entry["kind"], "build_seconds": entry.get("seconds")}
     cells = sidecar_cells(out, targets) if whole["rc"] == 0 else {}
@@ -121,7 +123,7 @@ def ours(name: str, folder: Path, work: Path, timeout: float) -> dict:
         for target in targets:
             one_out = work / name / target
             single = run([freeze, path, *entry["args"], "--target", target,
-                          "-o", f"{one_out}/", "--force"], timeout)
+                          "-o", f"{one_out}/", "--force"], timeout, cwd=folder)
             cell = sidecar_cells(one_out, [target]).get(target) if single["rc"] == 0 else None
             cells[target] = cell or classify(single, one_out, folder)
             cells[target]["seconds"] = single["seconds"]

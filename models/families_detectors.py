@@ -66,7 +66,23 @@ def _corners(tf, boxes, anchors):
     return tf.stack([yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2], axis=-1)
 
 
+def _images(np, count: int = 16):
+    """Calibration images with objects in them, as a user gives a detector's int8 targets: a
+    few bright boxes on a dark, noisy background (seeded)."""
+    rng = np.random.default_rng(1)
+    images = rng.uniform(0.0, 0.2, (count, *IMAGE[1:])).astype(np.float32)
+    for image in images:
+        for _ in range(rng.integers(1, 4)):
+            y, x = rng.integers(0, 24, 2)
+            h, w = rng.integers(4, 9, 2)
+            image[y:y + h, x:x + w] = rng.uniform(0.6, 1.0, 3)
+    return images
+
+
 def _save(out: str, head, targets, args=()) -> dict:
+    """The SavedModel, and images.npz (images with objects) passed as --verify-data, which the
+    int8 targets calibrate on too: a path relative to the model's folder, where the coverage run
+    and the tests run freeze."""
     import numpy as np
     import tensorflow as tf
 
@@ -74,6 +90,8 @@ def _save(out: str, head, targets, args=()) -> dict:
     tf.saved_model.save(module, os.path.join(out, "saved_model"),
                         signatures={"serving_default": module.serve})
     shape = [1 if d is None else d for d in head.shape]
+    np.savez(os.path.join(out, "images.npz"), image=_images(np))
+    args = ("--verify-data", "images.npz", *args)
     return {"path": "saved_model", "args": list(args), "targets": list(targets),
             "kind": "savedmodel",
             "peer": {"format": "saved_model", "inputs": [{"shape": shape, "dtype": "float32"}]}}

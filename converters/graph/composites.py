@@ -181,3 +181,29 @@ def detection_node(graph_def) -> tuple[str, str] | None:
             if node.op in NMS_OPS:
                 return node.name, node.op
     return None
+
+
+def detection_outputs(graph_def, outputs) -> set[str]:
+    """The output tensors (of `outputs`, names) a non-max suppression selects: they depend on an
+    NMS op, or on a call of a function that holds one."""
+    from graphfreeze.graph.graphdefs import function_names_used, reachable
+
+    library = {f.signature.name: f for f in graph_def.library.function}
+    nms: dict[str, bool] = {}
+
+    def holds(name: str) -> bool:  # the function `name`, or one it calls, runs an NMS
+        if name not in nms:
+            nms[name] = False  # a recursive call holds nothing more
+            nodes = library[name].node_def
+            nms[name] = any(n.op in NMS_OPS or n.op in library and holds(n.op) or any(
+                holds(f) for f in function_names_used(n.attr.values()) if f in library)
+                for n in nodes)
+        return nms[name]
+
+    selecting = {n.name for n in graph_def.node if n.op in NMS_OPS or n.op in library and holds(
+        n.op) or any(holds(f) for f in function_names_used(n.attr.values()) if f in library)}
+    selecting |= {c.node for c in composite_calls(graph_def)
+                  if c.implements in NMS_COMPOSITES and not c.inside}
+    if not selecting:
+        return set()
+    return {name for name in outputs if reachable(graph_def, [name]) & selecting}

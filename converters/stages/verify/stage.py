@@ -6,25 +6,37 @@ import dataclasses
 import math
 
 from graphfreeze.errors import ConfigError, InputError, RunError, VerificationError
+from graphfreeze.graph.composites import detection_outputs
 from graphfreeze.stages.verify import judge
+from graphfreeze.stages.verify.detections import match, unit
 from graphfreeze.stages.verify.diverge import first_rows, lines, locate, measure
 from graphfreeze.stages.verify.options import VerifyOptions
 from graphfreeze.stages.verify.reference import Reference, chunked, shared
 from graphfreeze.stages.verify.search import met_at_once, quantize_until, state_goal
 
 
-def verdict(artifact, ref: Reference, options: VerifyOptions, session=None) -> dict:
+def verdict(artifact, ref: Reference, options: VerifyOptions, session=None,
+            detections: frozenset = frozenset()) -> dict:
     """The verification report of `artifact` on `ref` (passed or not, and why), run in
-    `session` or its own; RunError when its runtime cannot run it."""
+    `session` or its own; RunError when its runtime cannot run it. `detections`: the outputs a
+    non-max suppression selects, compared as detections (stages/verify/detections.py)."""
     got = chunked((session or artifact.open()).run, ref.feeds, ref.run_rows)
+    names = [t.name for t in artifact.outputs]
+    if detections:
+        got = match(names, ref.expected, got, detections, ref.rows)
+    judged = {name: dataclasses.replace(options, mean_tolerance=options.mean_tolerance * unit(e))
+              if name in detections and options.mean_tolerance is not None else options
+              for name, e in zip(names, ref.expected, strict=True)}
     tie = 2 * options.mean_tolerance if options.mean_tolerance is not None else 0.0
-    metrics = {t.name: judge.output_metrics(t, e, g, options, tie)
+    metrics = {t.name: judge.output_metrics(t, e, g, judged[t.name], tie)
                for t, e, g in zip(artifact.outputs, ref.expected, got, strict=True)}
-    failures = {name: judge.failure(m, options, name) for name, m in metrics.items()}
+    failures = {name: judge.failure(m, judged[name], name) for name, m in metrics.items()}
     report = {**options.judged(), "seed": options.seed, "data": ref.where,
               "batch_size": ref.rows,
               "max_abs_diff": {k: m["max_abs_diff"] for k, m in metrics.items()},
               "metrics": metrics}
+    if detections:  # matched per row; quantized targets' mean tolerance per unit of range
+        report["detections"] = sorted(detections)
     for name in ("mean_tolerance", "min_top1"):
         if getattr(options, name):
             report[name] = getattr(options, name)
@@ -63,6 +75,11 @@ def _run(state, options: VerifyOptions):
         raise ConfigError(f"--tolerance/--rtol name output(s) {', '.join(unknown)}, which the "
                           f"model does not have (outputs: "
                           f"{', '.join(t.name for t in artifact.outputs)})")
+    detections = frozenset(detection_outputs(state.graph_def, [t.name for t in artifact.outputs]))
+    calibrated = artifact.facts.get("calibration")
+    if detections and calibrated not in (None, "synthetic") and not options.verify_data and \
+            not options.golden:  # a detector says nothing on random inputs: its images, then
+        options = dataclasses.replace(options, verify_data=calibrated)
     ref = shared(state, options, artifact.inputs)
     if goal is not None and ref.labels is None and goal.accuracy_drop() is not None:
         raise InputError(f"--quantize-until {state_goal(goal)} is a top-1 accuracy drop, which "
@@ -70,10 +87,10 @@ def _run(state, options: VerifyOptions):
                          "sub-folders; or give a mean |diff| such as --quantize-until 0.01")
     judge.original_is_finite(artifact.outputs, ref.expected, ref.where)
     _save_golden(state, options, ref)
-    report = verdict(artifact, ref, options)
+    report = verdict(artifact, ref, options, detections=detections)
     if goal is not None:
         artifact, report = quantize_until(state, options, ref, report,
-                                          lambda a: verdict(a, ref, options)) \
+                                          lambda a: verdict(a, ref, options, detections=detections)) \
             if not report["passed"] else met_at_once(artifact, report)
     if options.explain or not report["passed"]:
         feeds = first_rows(ref.feeds, artifact.inputs)

@@ -68,7 +68,9 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
                     rows_per_run(inputs, feeds, options.rows_per_run, where))
     judge.original_is_finite(outputs, expected, where)
     try:
-        report = verdict(artifact, ref, options, fmt.open(path, inputs, outputs, untrusted=True))
+        report = verdict(artifact, ref, options, fmt.open(path, inputs, outputs, untrusted=True),
+                         detections=frozenset((sidecar.get("verification") or {}).get(
+                             "detections", ())))
     except RunError as err:
         raise InputError(f"{path}: {err}; the file is not the artifact its sidecar describes, "
                          f"or not one this machine's {fmt.name} runtime runs") from err
