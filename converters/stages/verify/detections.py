@@ -57,6 +57,8 @@ def unit(expected) -> float:
     """A detection output's unit: its range on these inputs, at least 1."""
     import numpy as np
 
+    if np.asarray(expected).dtype.kind not in "fiu":  # class names looked up, say
+        return 1.0
     values = np.asarray(expected, dtype=np.float64)
     values = values[np.isfinite(values)]
     return max(1.0, float(np.ptp(values))) if values.size else 1.0

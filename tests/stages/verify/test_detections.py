@@ -39,6 +39,7 @@ def test_one_image_a_run_is_split_into_rows_and_equal_outputs_stay_put():
 def test_unit_is_the_range_at_least_one():
     assert unit(np.array([0.1, 0.9])) == 1.0
     assert unit(np.array([[-2.0, 30.0], [np.inf, 5.0]])) == 32.0
+    assert unit(np.array([b"cat", b"dog"], dtype=object)) == 1.0  # labels looked up by class
 
 
 def test_outputs_an_nms_selects_are_read_from_the_graph():
