@@ -185,25 +185,14 @@ def detection_node(graph_def) -> tuple[str, str] | None:
 
 def detection_outputs(graph_def, outputs) -> set[str]:
     """The output tensors (of `outputs`, names) a non-max suppression selects: they depend on an
-    NMS op, or on a call of a function that holds one."""
-    from graphfreeze.graph.graphdefs import function_names_used, reachable
+    NMS op, an NMS composite's call, or a call of a function that runs one."""
+    from graphfreeze.graph.graphdefs import functions_reached, reachable
 
-    library = {f.signature.name: f for f in graph_def.library.function}
-    nms: dict[str, bool] = {}
-
-    def holds(name: str) -> bool:  # the function `name`, or one it calls, runs an NMS
-        if name not in nms:
-            nms[name] = False  # a recursive call holds nothing more
-            nodes = library[name].node_def
-            nms[name] = any(n.op in NMS_OPS or n.op in library and holds(n.op) or any(
-                holds(f) for f in function_names_used(n.attr.values()) if f in library)
-                for n in nodes)
-        return nms[name]
-
-    selecting = {n.name for n in graph_def.node if n.op in NMS_OPS or n.op in library and holds(
-        n.op) or any(holds(f) for f in function_names_used(n.attr.values()) if f in library)}
+    funcs = {f.signature.name: f for f in graph_def.library.function}
+    running = {name for name, f in funcs.items() if any(n.op in NMS_OPS for n in f.node_def)}
+    selecting = {n.name for n in graph_def.node
+                 if n.op in NMS_OPS or running & functions_reached(funcs, [n])}
     selecting |= {c.node for c in composite_calls(graph_def)
                   if c.implements in NMS_COMPOSITES and not c.inside}
-    if not selecting:
-        return set()
-    return {name for name in outputs if reachable(graph_def, [name]) & selecting}
+    return {name for name in outputs if reachable(graph_def, [name]) & selecting} \
+        if selecting else set()

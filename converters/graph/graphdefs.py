@@ -206,26 +206,30 @@ def function_names_used(attr_values: Iterable) -> set[str]:
     return names
 
 
-def prune_functions(graph_def, owned: bool = False) -> GraphDef:
-    """Drop library functions no node (transitively) calls."""
-    if not graph_def.library.function:
-        return graph_def
-    funcs = {f.signature.name: f for f in graph_def.library.function}
-    todo = set()
-    for n in graph_def.node:
-        todo |= function_names_used(n.attr.values())
-        if n.op in funcs:
-            todo.add(n.op)
+def callees(node, funcs: dict) -> set[str]:
+    """The library functions `node` calls: through a function attribute, or as its op."""
+    return function_names_used(node.attr.values()) | ({node.op} & funcs.keys())
+
+
+def functions_reached(funcs: dict, nodes: Iterable[NodeDef]) -> set[str]:
+    """The library functions (`funcs`: name -> FunctionDef) `nodes` call, transitively."""
+    todo = set().union(*(callees(n, funcs) for n in nodes))
     used: set[str] = set()
     while todo:
         name = todo.pop()
         if name in used or name not in funcs:
             continue
         used.add(name)
-        for n in funcs[name].node_def:
-            todo |= function_names_used(n.attr.values())
-            if n.op in funcs:
-                todo.add(n.op)
+        todo |= set().union(*(callees(n, funcs) for n in funcs[name].node_def))
+    return used
+
+
+def prune_functions(graph_def, owned: bool = False) -> GraphDef:
+    """Drop library functions no node (transitively) calls."""
+    if not graph_def.library.function:
+        return graph_def
+    funcs = {f.signature.name: f for f in graph_def.library.function}
+    used = functions_reached(funcs, graph_def.node)
     if len(used) == len(funcs):
         return graph_def
     if not owned:

@@ -55,3 +55,20 @@ def test_outputs_an_nms_selects_are_read_from_the_graph():
     found = detection_outputs(graph.as_graph_def(), ["detection_boxes:0", "total:0"])
     assert found == {"detection_boxes:0"}
     assert detection_outputs(graph.as_graph_def(), ["total:0"]) == set()
+
+
+def test_an_nms_inside_a_called_function_selects_too():
+    import tensorflow as tf
+
+    @tf.function
+    def nms(boxes, scores):
+        return tf.image.non_max_suppression(boxes, scores, 4, 0.5)
+
+    @tf.function
+    def model(boxes, scores):
+        return tf.gather(boxes, nms(boxes, scores), name="picked"), tf.reduce_sum(scores, name="total")
+
+    graph_def = model.get_concrete_function(
+        tf.TensorSpec([8, 4]), tf.TensorSpec([8])).graph.as_graph_def()
+    assert any(n.op in ("PartitionedCall", "StatefulPartitionedCall") for n in graph_def.node)
+    assert detection_outputs(graph_def, ["picked:0", "total:0"]) == {"picked:0"}
