@@ -10,17 +10,37 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # as the CLI sets it (tfmot needs tf_keras)
 
 
+def _shared(tmp_path_factory, name: str) -> Path:
+    """A folder every pytest-xdist worker of this run shares (the session's own without xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    (root / name).mkdir(exist_ok=True)
+    return root / name
+
+
+def _once(folder: Path, build) -> Path:
+    """build(folder) run by the first worker to get here; the others wait for it, then reuse it."""
+    with FileLock(f"{folder}.lock"):
+        if not Path(f"{folder}.built").exists():
+            build(folder)
+            Path(f"{folder}.built").touch()
+    return folder
+
+
+def _run(script: str, *args) -> None:
+    subprocess.run([sys.executable, str(ROOT / "models" / script), *map(str, args)], check=True,
+                   capture_output=True)
+
+
 def _built(tmp_path_factory, script: str, name: str) -> Path:
-    out = tmp_path_factory.mktemp(name)
-    subprocess.run([sys.executable, str(ROOT / "models" / script), str(out)],
-                   check=True, capture_output=True)
-    return out
+    return _once(_shared(tmp_path_factory, name), lambda out: _run(script, out))
 
 
 def _copier(root: Path, tmp_path: Path):
@@ -76,10 +96,8 @@ def other(other_samples, tmp_path):
 @pytest.fixture(scope="session")
 def hostile_models(tmp_path_factory) -> Path:
     """models/hostile.py's models in DIR/models, each aimed at DIR/target (read-only use)."""
-    out = tmp_path_factory.mktemp("hostile")
-    subprocess.run([sys.executable, str(ROOT / "models" / "hostile.py"), str(out / "models"),
-                    str(out / "target")], check=True, capture_output=True)
-    return out
+    return _once(_shared(tmp_path_factory, "hostile"),
+                 lambda out: _run("hostile.py", out / "models", out / "target"))
 
 
 def _zoo_builder(root, script: str):
@@ -88,9 +106,9 @@ def _zoo_builder(root, script: str):
 
     def build(name: str):
         entry = root / name / "zoo.json"
-        if not entry.exists():
-            subprocess.run([sys.executable, str(ROOT / "models" / script), str(root),
-                            "--only", name], check=True, capture_output=True)
+        with FileLock(f"{root / name}.lock"):
+            if not entry.exists():
+                _run(script, root, "--only", name)
         spec = json.loads(entry.read_text())
         return root / name / spec["path"], list(spec.get("args", []))
 
@@ -101,14 +119,14 @@ def _zoo_builder(root, script: str):
 def zoo(tmp_path_factory):
     """zoo(name) -> (model path, extra freeze args): one models/zoo.py model, built on first use
     into a session folder (read-only use: pass `-o` to write elsewhere)."""
-    return _zoo_builder(tmp_path_factory.mktemp("zoo"), "zoo.py")
+    return _zoo_builder(_shared(tmp_path_factory, "zoo"), "zoo.py")
 
 
 @pytest.fixture(scope="session")
 def family(tmp_path_factory):
     """family(name) -> (model path, extra freeze args): one models/families.py model (the second
     zoo), built on first use into a session folder (read-only use: pass `-o` elsewhere)."""
-    return _zoo_builder(tmp_path_factory.mktemp("families"), "families.py")
+    return _zoo_builder(_shared(tmp_path_factory, "families"), "families.py")
 
 
 @pytest.fixture
