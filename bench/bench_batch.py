@@ -45,7 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models"))
 from batch_models import MODELS, manifest  # noqa: E402
-from bench_freeze import CHILD_ENV, ROOT, TIME, run_child, tail  # noqa: E402
+from bench_freeze import CHILD_ENV, ROOT, TIME, emit, run_child, tail  # noqa: E402
 
 PY = sys.executable
 OURS = [str(Path(sys.executable).parent / "freeze")]  # or [python, -m, ...] with --snapshot
@@ -502,9 +502,7 @@ def main() -> None:
         print(json.dumps({"timing": t, "cache": c, "memory": m}, indent=1, default=str))
         return
     text = report(args, t, c, m)
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text)
+    emit(text, args.markdown)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_freeze import CASES, ROOT, ensure_checkpoint, run_graph, timed_runs  # noqa: E402
+from bench_freeze import CASES, ROOT, emit, ensure_checkpoint, run_graph, timed_runs  # noqa: E402
 
 TFLITE_PEER = """
 import sys
@@ -155,9 +155,7 @@ def main() -> None:
         for case in cases:
             rows += bench_case(args, case, Path(tmp))
     text = report(rows)
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text)
+    emit(text, args.markdown)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "models"))
+sys.path.insert(0, str(ROOT / "bench"))
 from batch_models import MODELS, manifest  # noqa: E402
+from bench_freeze import emit  # noqa: E402
 
 from tests.gcs_emulator import GcsEmulator  # noqa: E402
 
@@ -128,9 +130,7 @@ def main() -> None:
              f"{len(MODELS)} models", "", "| case | time | last lines |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text)
+    emit(text, args.markdown)
 
 
 if __name__ == "__main__":

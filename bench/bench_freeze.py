@@ -35,6 +35,13 @@ TIME = "/usr/bin/time"  # GNU time (Debian package `time`)
 CHILD_ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 
 
+def emit(text: str, markdown: Path | None) -> None:
+    """Print a results table, and write it to --markdown's file when given."""
+    print(text)
+    if markdown:
+        markdown.write_text(text)
+
+
 def run_child(cmd: list[str], log: Path) -> tuple[int, float, float]:
     """Run cmd; return (returncode, wall seconds, peak RSS in MB) for that child alone."""
     # Through /usr/bin/time: a child forked straight from this (large, TensorFlow-loaded) process
@@ -207,9 +214,7 @@ def main() -> None:
         for case in cases:
             rows += bench_case(args, case, Path(workdir))
     text = report(rows, [] if args.only_peer else cli_timings(args))
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text)
+    emit(text, args.markdown)
 
 
 if __name__ == "__main__":

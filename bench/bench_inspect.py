@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_freeze import PREFIX, ROOT, ensure_checkpoint, run_child, tail, timed_runs  # noqa: E402
+from bench_freeze import PREFIX, ROOT, emit, ensure_checkpoint, run_child, tail, timed_runs  # noqa: E402
 
 
 def ensure_savedmodel(cache: Path) -> Path:
@@ -73,9 +73,7 @@ def main() -> None:
     lines = ["| model | tool | median wall s | median peak RSS MB |", "|---|---|---|---|"]
     lines += [f"| {m} | {t} | {w:.2f} | {r:.0f} |" for m, t, w, r in rows]
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text)
+    emit(text, args.markdown)
 
 
 if __name__ == "__main__":

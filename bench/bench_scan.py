@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_freeze import CHILD_ENV, ROOT, run_child, tail  # noqa: E402
+from bench_freeze import CHILD_ENV, ROOT, emit, run_child, tail  # noqa: E402
 
 BUILDERS = {"samples": ["build_samples.py"], "other": ["other_sources.py"],
             "hostile": ["hostile.py"]}
@@ -167,9 +167,7 @@ def main() -> None:
              f"goal <= 0.2 s per file (one process): {'met' if one / len(made) <= 0.2 else 'MISSED'}",
              f"goal <= 0.3 s per `freeze scan FILE`: {'met' if single <= 0.3 else 'MISSED'}"]
     text = "\n".join(lines) + "\n"
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text)
+    emit(text, args.markdown)
     sys.exit(1 if wrong else 0)
 
 

@@ -100,25 +100,52 @@ def _inputs(state, options: VerifyOptions, infos):
     return feeds, None, None, "seeded inputs", None
 
 
-def _compute(state, options: VerifyOptions, infos) -> Reference:
-    feeds, labels, classes, where, expected = _inputs(state, options, infos)
-    rows = rows_per_run(infos, feeds, options.rows_per_run, where)
+def _compute(state, options: VerifyOptions, infos, inputs=None) -> Reference:
+    """The Reference; `inputs` (a Future) gets (feeds, rows) as soon as they are known, before
+    the original runs on them."""
+    try:
+        feeds, labels, classes, where, expected = _inputs(state, options, infos)
+        rows = rows_per_run(infos, feeds, options.rows_per_run, where)
+    except BaseException as err:
+        if inputs is not None:
+            inputs.set_exception(err)
+        raise
+    if inputs is not None:
+        inputs.set_result((feeds, rows))
     if expected is None:
         expected = original_outputs(state, feeds, rows)
     return Reference(feeds, expected, labels, classes, where, rows)
 
 
+@dataclass(frozen=True)
+class _Pending:
+    inputs: object  # Future of (feeds, rows); None when computed in one go
+    reference: object  # Future of the Reference
+
+
 def prepare(state, options: VerifyOptions) -> None:
-    """Start the reference in a thread while the export stage works (it mostly waits in
+    """Start the reference in a thread while the stages before verify work (they mostly wait in
     TensorFlow's C++ with the GIL released); `shared` collects it."""
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     key = _key(options)
     if key in state.memo:
         return
+    inputs = Future()
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference")
-    state.memo[key] = executor.submit(_compute, state, options, io_infos(state)[0])
+    state.memo[key] = _Pending(inputs, executor.submit(_compute, state, options,
+                                                       io_infos(state)[0], inputs))
     executor.shutdown(wait=False)
+
+
+def started_inputs(state, options: VerifyOptions) -> tuple[dict, int] | None:
+    """(feeds, rows per run) of a reference already under way, as soon as they are known, so
+    the artifact runs on them while the original still does; None when it is not started or its
+    inputs failed (`shared` then says why)."""
+    pending = state.memo.get(_key(options))
+    if pending is None or pending.inputs is None or pending.inputs.exception() is not None:
+        return None
+    return pending.inputs.result()
 
 
 def shared(state, options: VerifyOptions, infos) -> Reference:
@@ -129,6 +156,6 @@ def shared(state, options: VerifyOptions, infos) -> Reference:
     if key not in state.memo:
         done = Future()
         done.set_result(_compute(state, options, infos))
-        state.memo[key] = done
+        state.memo[key] = _Pending(None, done)
         memory.release()  # the reference session's buffers, before the candidate's are made
-    return state.memo[key].result()
+    return state.memo[key].reference.result()

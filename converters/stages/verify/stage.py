@@ -11,16 +11,18 @@ from graphfreeze.stages.verify import judge
 from graphfreeze.stages.verify.detections import match, unit
 from graphfreeze.stages.verify.diverge import first_rows, lines, locate, measure
 from graphfreeze.stages.verify.options import VerifyOptions
-from graphfreeze.stages.verify.reference import Reference, chunked, shared
+from graphfreeze.stages.verify.reference import Reference, chunked, shared, started_inputs
 from graphfreeze.stages.verify.search import met_at_once, quantize_until, state_goal
 
 
 def verdict(artifact, ref: Reference, options: VerifyOptions, session=None,
-            detections: frozenset = frozenset()) -> dict:
+            detections: frozenset = frozenset(), got: list | None = None) -> dict:
     """The verification report of `artifact` on `ref` (passed or not, and why), run in
-    `session` or its own; RunError when its runtime cannot run it. `detections`: the outputs a
-    non-max suppression selects, compared as detections (stages/verify/detections.py)."""
-    got = chunked((session or artifact.open()).run, ref.feeds, ref.run_rows)
+    `session` or its own (`got`: its outputs on ref.feeds, when already run); RunError when its
+    runtime cannot run it. `detections`: the outputs a non-max suppression selects, compared as
+    detections (stages/verify/detections.py)."""
+    if got is None:
+        got = chunked((session or artifact.open()).run, ref.feeds, ref.run_rows)
     names = [t.name for t in artifact.outputs]
     if detections:
         got = match(names, ref.expected, got, detections, ref.rows)
@@ -80,6 +82,7 @@ def _run(state, options: VerifyOptions):
     if detections and calibrated not in (None, "synthetic") and not options.verify_data and \
             not options.golden:  # a detector says nothing on random inputs: its images, then
         options = dataclasses.replace(options, verify_data=calibrated)
+    got = _run_early(state, options, artifact)
     ref = shared(state, options, artifact.inputs)
     if goal is not None and ref.labels is None and goal.accuracy_drop() is not None:
         raise InputError(f"--quantize-until {state_goal(goal)} is a top-1 accuracy drop, which "
@@ -87,7 +90,7 @@ def _run(state, options: VerifyOptions):
                          "sub-folders; or give a mean |diff| such as --quantize-until 0.01")
     judge.original_is_finite(artifact.outputs, ref.expected, ref.where)
     _save_golden(state, options, ref)
-    report = verdict(artifact, ref, options, detections=detections)
+    report = verdict(artifact, ref, options, detections=detections, got=got)
     if goal is not None:
         artifact, report = quantize_until(state, options, ref, report,
                                           lambda a: verdict(a, ref, options, detections=detections)) \
@@ -111,6 +114,19 @@ def _run(state, options: VerifyOptions):
         raise err
     artifact = dataclasses.replace(artifact, facts={**artifact.facts, "verification": report})
     return dataclasses.replace(state, artifact=artifact)
+
+
+def _run_early(state, options: VerifyOptions, artifact) -> list | None:
+    """The artifact's outputs on the reference's inputs, run while the original still runs on
+    them; None when they are not known yet or the artifact fails (run again after the original,
+    so the original's own failure is said first)."""
+    started = started_inputs(state, options)
+    if started is None:
+        return None
+    try:
+        return chunked(artifact.open().run, *started)
+    except RunError:
+        return None
 
 
 def _save_golden(state, options: VerifyOptions, ref: Reference) -> None:
