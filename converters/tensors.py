@@ -24,11 +24,12 @@ class TensorInfo:
 
 def tensor_infos(graph_def, refs) -> tuple[TensorInfo, ...]:
     """Dtype and static shape of each named tensor, from TensorFlow's own shape inference on
-    the graph's skeleton (weights dropped)."""
+    the graph's skeleton (weights dropped; a stand-in composite's outputs shaped as its op's)."""
+    from graphfreeze.graph.composites import as_references
     from graphfreeze.graph.session import import_graph
     from graphfreeze.graph.skeleton import skeleton
 
-    graph = import_graph(skeleton(graph_def))
+    graph = import_graph(skeleton(as_references(graph_def)))
     infos = []
     for ref in refs:
         tensor = graph.get_tensor_by_name(ref.name)

@@ -126,35 +126,57 @@ def run_with_references(graph_def, feeds: dict, fetches: list[str], run) -> list
     reference and fed in place of the calls'."""
     import importlib
 
-    from graphfreeze.graph.graphdefs import (
-        is_control,
-        nodes_by_name,
-        replace_nodes,
-        rewire,
-        tensor_name,
-    )
+    from graphfreeze.graph.graphdefs import is_control, nodes_by_name
 
     calls = with_references(graph_def)
     by_name = nodes_by_name(graph_def)
-    funcs = {f.signature.name: f for f in graph_def.library.function}
     args = {c.node: [i for i in by_name[c.node].input if not is_control(i)] for c in calls}
     wanted = sorted({_fetchable(t) for c in calls for t in args[c.node]})
     values = dict(zip(wanted, run(graph_def, feeds, wanted), strict=True))
-    fed, mapping, placeholders = dict(feeds), {}, []
+    graph, names = _calls_replaced(graph_def, calls)
+    fed = dict(feeds)
     for call in calls:
         module = importlib.import_module(REFERENCES[call.implements])
-        outputs = module.run(call.attrs, *[values[_fetchable(t)]
-                                           for t in args[call.node]])
-        for i, arg in enumerate(funcs[call.function].signature.output_arg):
-            name = f"{call.node}/reference_{i}"  # unknown shape: the stand-in's may be ()
+        outputs = module.run(call.attrs, *[values[_fetchable(t)] for t in args[call.node]])
+        fed.update({f"{name}:0": value for name, value in zip(names[call.node], outputs,
+                                                                strict=True)})
+    return run(graph, fed, fetches)
+
+
+def as_references(graph_def):
+    """`graph_def` with each stand-in call that has a reference replaced by placeholders of its
+    op's output shapes: what shape inference should see, since the stand-in's zeros are often
+    scalars ((), where the op gives [batch, detections, 4])."""
+    calls = [c for c in composite_calls(graph_def)
+             if c.stand_in and not c.inside and c.implements in REFERENCES]
+    return _calls_replaced(graph_def, calls)[0] if calls else graph_def
+
+
+def _calls_replaced(graph_def, calls: list[Composite]) -> tuple:
+    """(a copy of `graph_def` with each call replaced by a placeholder per output, shaped as its
+    reference's `shapes` say, {call node: [placeholder names]})."""
+    import importlib
+
+    from graphfreeze.graph.graphdefs import nodes_by_name, replace_nodes, rewire, tensor_name
+
+    by_name = nodes_by_name(graph_def)
+    funcs = {f.signature.name: f for f in graph_def.library.function}
+    mapping, placeholders, names = {}, [], {}
+    for call in calls:
+        shapes = importlib.import_module(REFERENCES[call.implements]).shapes(call.attrs)
+        outputs = funcs[call.function].signature.output_arg
+        names[call.node] = [f"{call.node}/reference_{i}" for i in range(len(outputs))]
+        for i, (arg, shape, name) in enumerate(zip(outputs, shapes, names[call.node],
+                                                   strict=True)):
             node = type(by_name[call.node])(name=name, op="Placeholder")
             node.attr["dtype"].type = arg.type
+            for d in shape:
+                node.attr["shape"].shape.dim.add().size = -1 if d is None else d
             placeholders.append(node)
             mapping[tensor_name(call.node, i)] = name
-            fed[f"{name}:0"] = outputs[i]
     graph = rewire(replace_nodes(graph_def, placeholders), mapping, drop={c.node for c in calls},
                    owned=True)
-    return run(graph, fed, fetches)
+    return graph, names
 
 
 def _fetchable(name: str) -> str:

@@ -21,6 +21,12 @@ def run(attrs: dict, boxes, scores, anchors) -> list:
         [np.array([r[3] for r in rows], np.float32)]
 
 
+def shapes(attrs: dict) -> list[tuple]:
+    """The shapes `run` returns (batch unknown): what the kernel's outputs are."""
+    size = int(attrs["max_detections"]) * int(attrs.get("max_classes_per_detection", 1))
+    return [(None, size, 4), (None, size), (None, size), (None,)]
+
+
 def _one(attrs: dict, encodings, scores, anchors):
     max_det = int(attrs["max_detections"])
     per_anchor = int(attrs.get("max_classes_per_detection", 1))

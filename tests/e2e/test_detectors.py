@@ -72,11 +72,14 @@ def test_detector_edge_int8_on_calibration_images_verifies_its_detections(
     result = freeze(path.name, "--calibration", "images.npz", "--target", "edge-int8", "-o",
                     f"{tmp_path}/", "--save-golden", f"{tmp_path}/golden")
     assert result.exit_code == 0, result.output
-    if name == "detector_nms_v5":  # the composite's sidecar records its stand-in's shapes ([])
-        again = freeze("verify", f"{tmp_path}/saved_model.tflite", "--golden",
-                       f"{tmp_path}/golden")
-        assert again.exit_code == 0, again.output  # later, matched as the sidecar says
-    check = json.loads((tmp_path / "saved_model.tflite.json").read_text())["verification"]
+    again = freeze("verify", f"{tmp_path}/saved_model.tflite", "--golden", f"{tmp_path}/golden")
+    assert again.exit_code == 0, again.output  # later, matched as the sidecar says
+    car = json.loads((tmp_path / "saved_model.tflite.json").read_text())
+    if name == "detector_tflite_nms":  # the op's shapes (the composite's stand-in's: scalars)
+        shapes = {o["name"]: o["shape"] for o in car["outputs"]}
+        assert shapes["detection_boxes:0"] == [None, 10, 4], shapes
+        assert shapes["num_detections:0"] == [None], shapes
+    check = car["verification"]
     assert check["passed"] and check["data"] == "images.npz (16 rows)", check
     assert "detection_boxes:0" in check["detections"]
     assert check["metrics"]["detection_boxes:0"]["mean_abs_diff"] < 1.0  # pixels of a 32x32 image
