@@ -231,10 +231,11 @@ def likely_outputs(graph_def, limit: int = 5) -> list[str]:
     fed = _fed(graph_def, users)
     by_name = nodes_by_name(graph_def)
     ranks: dict[str, int] = {}
+    training = {name: _training_only(name) for name in fed}  # users are fed too
     for node in graph_def.node:
-        if node.name not in fed or _training_only(node.name) or node.op.endswith("Summary"):
+        if node.name not in fed or training[node.name] or node.op.endswith("Summary"):
             continue
-        inference_users = [u for u in users.get(node.name, ()) if not _training_only(u)]
+        inference_users = [u for u in users.get(node.name, ()) if not training[u]]
         word = any(w in node.name.rsplit("/", 1)[-1].lower() for w in _OUTPUT_WORDS)
         if node.op in _NAMING_OPS:
             if _generated(node) or (inference_users and not word) or not node.input:

@@ -62,8 +62,14 @@ def consumers(graph_def) -> dict[str, list[str]]:
     """Node name -> names of nodes that take it as a data or control input."""
     out: dict[str, list[str]] = defaultdict(list)
     for n in graph_def.node:
+        name = n.name
         for inp in n.input:
-            out[node_of(inp)].append(n.name)
+            if inp[:1] == "^":
+                inp = inp[1:]
+            elif ":" in inp:  # node_of, inlined: the graphs' most walked loop
+                head, _, index = inp.rpartition(":")
+                inp = head if index.isdigit() else inp
+            out[inp].append(name)
     return out
 
 

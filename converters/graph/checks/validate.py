@@ -109,12 +109,20 @@ class _Op:
         self.inputs = [(a.number_attr, a.type_list_attr) for a in op_def.input_arg]
         self.outputs = [(a.number_attr, a.type_list_attr) for a in op_def.output_arg]
         self.output_names = [a.name for a in op_def.output_arg]
+        # one tensor per arg (no number_attr/type_list_attr): counted without reading the node
+        self.plain_inputs, self.plain_outputs = (not any(n or t for n, t in args)
+                                                 for args in (self.inputs, self.outputs))
         self.takes_functions = any(spec.field == "func" for spec in self.specs)
 
-    def count(self, args: list, node) -> list[int | None]:
-        """Tensors per input/output arg (None: unknown, an attr placeholder in a function)."""
-        if not any(number or type_list for number, type_list in args):
-            return [1] * len(args)
+    def input_counts(self, node) -> list[int | None]:
+        """Tensors per input arg (None: unknown, an attr placeholder in a function)."""
+        return [1] * len(self.inputs) if self.plain_inputs else self._count(self.inputs, node)
+
+    def output_counts(self, node) -> list[int | None]:
+        """Tensors per output arg, as input_counts."""
+        return [1] * len(self.outputs) if self.plain_outputs else self._count(self.outputs, node)
+
+    def _count(self, args: list, node) -> list[int | None]:
         return [1 if not number and not type_list else _arg_count(number, type_list, node, self)
                 for number, type_list in args]
 
@@ -136,6 +144,7 @@ class _OpDefs:
 
         self.funcs = funcs
         self._ops: dict = {}
+        self.known = self._ops  # op type -> _Op, or None when not (yet) found: read it first
         self.data_types = set(types_pb2.DataType.values()) - {types_pb2.DT_INVALID}
 
     def get(self, op: str, at: str = "") -> _Op | None:  # at: the node, to load a library
@@ -158,28 +167,31 @@ def _check_body(nodes, ops: _OpDefs, where: str, scope: str, args: set | None = 
                              f"be unique, {_FIX}")
         by_name[node.name] = node
     op_of, outputs, ats, called = {}, {}, {}, set()
+    known = ops.known
     for node in nodes:
-        op = ops.get(node.op, f"{where}: {scope}node '{node.name}'")
+        node_name, op_type = node.name, node.op
+        op = known.get(op_type) or ops.get(op_type, f"{where}: {scope}node '{node_name}'")
         if op is None:
-            raise InputError(f"{where}: {scope}node '{node.name}' has op '{node.op}', which "
+            raise InputError(f"{where}: {scope}node '{node_name}' has op '{op_type}', which "
                              "neither TensorFlow nor the graph's function library defines (a "
                              "custom op?); re-export the graph without it")
-        at = ats[node.name] = f"{where}: {scope}node '{node.name}' ({node.op})"
-        if node.op in ops.funcs:
-            called.add(node.op)
+        at = ats[node_name] = f"{where}: {scope}node '{node_name}' ({op_type})"
+        is_call = op_type in ops.funcs
+        if is_call:
+            called.add(op_type)
         else:
             _check_attrs(node, op, at, args is not None, ops)
-        if op.takes_functions or node.op in ops.funcs:
+        if op.takes_functions or is_call:
             for name in sorted(function_names_used(node.attr.values())):
                 if name and ops.get(name) is None:
                     raise InputError(f"{at} calls function '{name}', which the graph's function "
                                      f"library does not define; {_FIX} with its functions")
                 if name in ops.funcs:
                     called.add(name)
-        if node.op == "Const":
+        if op_type == "Const":
             check_const(node, at)
-        op_of[node.name] = op
-        outputs[node.name] = op.count(op.outputs, node)
+        op_of[node_name] = op
+        outputs[node_name] = op.output_counts(node)
     deps = {node.name: _check_inputs(node, op_of, outputs, ats[node.name], args)
             for node in nodes}
     _check_cycles(deps, where, scope)
@@ -254,7 +266,7 @@ def _check_inputs(node, op_defs, outputs, at, args) -> set[str]:
         if source is not None and op_defs[source].name not in _LOOP_BACK:
             deps.add(source)
     op = op_defs[node.name]
-    counts = op.count(op.inputs, node)
+    counts = op.input_counts(node)
     if None not in counts and sum(counts) != len(data):
         raise InputError(f"{at} has {len(data)} data input(s) but op {node.op} takes "
                          f"{sum(counts)}; {_FIX}")
