@@ -191,6 +191,35 @@ def canonical_names(model, keep: set[str]) -> None:
     graph.initializer.sort(key=lambda t: t.name)
 
 
+def shaped(model, infos) -> None:
+    """Give each graph input and output tf2onnx left without a shape (a lookup table's
+    embedding, a ragged row's mean) the shape ONNX's shape inference finds for it, else the one
+    TensorFlow infers where its rank is known: onnx.checker rejects a graph output without one."""
+    bare = [v for v in (*model.graph.input, *model.graph.output)
+            if v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape")]
+    if not bare:
+        return
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model).graph
+        found = {v.name: v.type.tensor_type.shape for v in (*inferred.input, *inferred.output)
+                 if v.type.tensor_type.HasField("shape")}
+    except (onnx.shape_inference.InferenceError, ValueError):
+        found = {}
+    known = {t.name: t.shape for t in infos if t.shape is not None}
+    for value in bare:
+        shape = value.type.tensor_type.shape
+        if value.name in found:
+            shape.CopyFrom(found[value.name])
+        elif value.name in known:
+            shape.SetInParent()
+            for d in known[value.name]:
+                dim = shape.dim.add()
+                if d is not None:
+                    dim.dim_value = d
+
+
 def _with_subgraphs(graph) -> list:
     """`graph` and every graph nested in its nodes' attributes (Loop and If bodies), in order."""
     found = [graph]
@@ -249,6 +278,7 @@ def run(state, options: OnnxOptions):
     opset = options.opset or newest_opset()
     inputs, outputs = io_infos(state)
     model = to_onnx(state, opset)
+    shaped(model, (*inputs, *outputs))
     missing = unmapped_ops(model)
     if missing:
         raise InputError(f"{state.model.graph_file}: tf2onnx has no ONNX mapping at opset {opset} "
