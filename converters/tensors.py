@@ -29,7 +29,10 @@ def tensor_infos(graph_def, refs) -> tuple[TensorInfo, ...]:
     from graphfreeze.graph.session import import_graph
     from graphfreeze.graph.skeleton import skeleton
 
-    graph = import_graph(skeleton(as_references(graph_def)))
+    try:
+        graph = import_graph(skeleton(as_references(graph_def)))
+    except ValueError:  # a reader that needs the stand-in's own shape: the graph as it is
+        graph = import_graph(skeleton(graph_def))
     infos = []
     for ref in refs:
         tensor = graph.get_tensor_by_name(ref.name)

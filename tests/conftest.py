@@ -29,7 +29,12 @@ def _once(folder: Path, build) -> Path:
     """build(folder) run by the first worker to get here; the others wait for it, then reuse it."""
     with FileLock(f"{folder}.lock"):
         if not Path(f"{folder}.built").exists():
-            build(folder)
+            try:
+                build(folder)
+            except BaseException:  # the next worker builds it again from nothing
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                raise
             Path(f"{folder}.built").touch()
     return folder
 
@@ -96,8 +101,9 @@ def other(other_samples, tmp_path):
 @pytest.fixture(scope="session")
 def hostile_models(tmp_path_factory) -> Path:
     """models/hostile.py's models in DIR/models, each aimed at DIR/target (read-only use)."""
-    return _once(_shared(tmp_path_factory, "hostile"),
-                 lambda out: _run("hostile.py", out / "models", out / "target"))
+    out = tmp_path_factory.mktemp("hostile")  # each worker's own: tests empty and refill target
+    _run("hostile.py", out / "models", out / "target")
+    return out
 
 
 def _zoo_builder(root, script: str):

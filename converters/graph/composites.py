@@ -149,12 +149,16 @@ def as_references(graph_def):
     scalars ((), where the op gives [batch, detections, 4])."""
     calls = [c for c in composite_calls(graph_def)
              if c.stand_in and not c.inside and c.implements in REFERENCES]
-    return _calls_replaced(graph_def, calls)[0] if calls else graph_def
+    try:
+        return _calls_replaced(graph_def, calls, drop=False)[0] if calls else graph_def
+    except (KeyError, ValueError, TypeError):  # attrs or outputs not the op's: as the body says
+        return graph_def
 
 
-def _calls_replaced(graph_def, calls: list[Composite]) -> tuple:
-    """(a copy of `graph_def` with each call replaced by a placeholder per output, shaped as its
-    reference's `shapes` say, {call node: [placeholder names]})."""
+def _calls_replaced(graph_def, calls: list[Composite], drop: bool = True) -> tuple:
+    """(a copy of `graph_def` whose readers of each call read a placeholder per output instead,
+    shaped as its reference's `shapes` say, the call dropped or (`drop=False`) kept unread,
+    {call node: [placeholder names]})."""
     import importlib
 
     from graphfreeze.graph.graphdefs import nodes_by_name, replace_nodes, rewire, tensor_name
@@ -174,8 +178,8 @@ def _calls_replaced(graph_def, calls: list[Composite]) -> tuple:
                 node.attr["shape"].shape.dim.add().size = -1 if d is None else d
             placeholders.append(node)
             mapping[tensor_name(call.node, i)] = name
-    graph = rewire(replace_nodes(graph_def, placeholders), mapping, drop={c.node for c in calls},
-                   owned=True)
+    graph = rewire(replace_nodes(graph_def, placeholders), mapping,
+                   drop={c.node for c in calls} if drop else frozenset(), owned=True)
     return graph, names
 
 

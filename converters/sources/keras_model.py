@@ -26,7 +26,7 @@ from graphfreeze.options import option
 from graphfreeze.plugins import Source
 from graphfreeze.sources import keras_objects
 from graphfreeze.sources.keras_config import check_keras_config, keras_writer, read_keras_config
-from graphfreeze.sources.keras_trace import op_error, trace
+from graphfreeze.sources.keras_trace import trace
 from graphfreeze.sources.tfmot_load import (
     has_cluster_training_weights,
     load_cluster_preserved,
@@ -188,10 +188,7 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
         """The model on `feeds` (shaped by the placeholders of `fn`'s own graph), through its
         traced inference function: one graph run, ~1.5x faster than calling it eagerly, and it
         does not hold the GIL between ops while the export runs beside it."""
-        try:
-            out = fn(*[tf.constant(feeds[n]) for n in input_names])
-        except tf.errors.OpError as err:  # Keras wraps it in the layer's call and arguments
-            raise op_error(err) from err
+        out = fn(*[tf.constant(feeds[n]) for n in input_names])  # an OpError: failed_run's
         return {n: np.asarray(v) for n, v in zip(output_names, out, strict=True)}
 
     result = FunctionModel("keras", path, path, graph_def, input_names, output_names, call)

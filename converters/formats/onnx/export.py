@@ -201,12 +201,23 @@ def shaped(model, infos) -> None:
         return
     import onnx
 
+    light = type(model)(ir_version=model.ir_version)  # the weights' shapes, not their bytes
+    light.opset_import.extend(model.opset_import)
+    for field in ("node", "input", "output", "value_info"):
+        getattr(light.graph, field).extend(getattr(model.graph, field))
+    for tensor in model.graph.initializer:
+        if tensor.ByteSize() <= 4096:  # values a Reshape or Slice may read
+            light.graph.initializer.append(tensor)
+        else:
+            light.graph.initializer.add(name=tensor.name, dims=tensor.dims,
+                                        data_type=tensor.data_type)
     try:
-        inferred = onnx.shape_inference.infer_shapes(model).graph
+        inferred = onnx.shape_inference.infer_shapes(light).graph
         found = {v.name: v.type.tensor_type.shape for v in (*inferred.input, *inferred.output)
                  if v.type.tensor_type.HasField("shape")}
-    except (onnx.shape_inference.InferenceError, ValueError):
+    except Exception:  # noqa: BLE001 -- ONNX's inference failing leaves TensorFlow's shapes
         found = {}
+    del light
     known = {t.name: t.shape for t in infos if t.shape is not None}
     for value in bare:
         shape = value.type.tensor_type.shape

@@ -125,7 +125,7 @@ def _run_early(state, options: VerifyOptions, artifact) -> list | None:
         return None
     try:
         return chunked(artifact.open().run, *started)
-    except RunError:
+    except Exception:  # noqa: BLE001 -- said when run again, after the original's own failure
         return None
 
 
