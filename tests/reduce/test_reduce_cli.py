@@ -69,12 +69,13 @@ def test_a_model_that_converts_is_said_and_nothing_written(family, freeze, tmp_p
 def test_a_failure_that_comes_and_goes_is_said_after_the_tries(family, freeze, tmp_path,
                                                                monkeypatch):
     # its verification passes with probability 1/2 each try, and the tries stop at the first
-    # that differs: 20 tries all alike happen once in 2^19 runs
+    # that differs: 20 tries all alike happen once in 2^19 runs. Two failing tries can differ
+    # too: the locator's own runs draw afresh, so the first node it names can change.
     path, args = family("reduce_flaky")
     monkeypatch.chdir(path.parent)
     out = tmp_path / "repro"
     result = freeze("reduce", path.name, *args, "--target", "android", "--tries", "20",
                     "-o", f"{out}/")
     line = assert_failed(result, 3, "not deterministic", "try 1:", "try 2:")
-    assert "converts" in line and "diverges" in line
+    assert "diverges" in line
     assert not out.exists()

@@ -24,6 +24,7 @@ from graphfreeze.formats.onnx.fakequant import (
 from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset, onnx_gaps
 from graphfreeze.formats.onnx.quantize import QUANTIZE
 from graphfreeze.formats.onnx.runtime import has_qdq, open_onnx, parts
+from graphfreeze.formats.onnx.shapes import fill_io_shapes
 from graphfreeze.formats.onnx.text_ops import (
     CONTRIB,
     CONTRIB_TEXT_OPS,
@@ -191,46 +192,6 @@ def canonical_names(model, keep: set[str]) -> None:
     graph.initializer.sort(key=lambda t: t.name)
 
 
-def shaped(model, infos) -> None:
-    """Give each graph input and output tf2onnx left without a shape (a lookup table's
-    embedding, a ragged row's mean) the shape ONNX's shape inference finds for it, else the one
-    TensorFlow infers where its rank is known: onnx.checker rejects a graph output without one."""
-    bare = [v for v in (*model.graph.input, *model.graph.output)
-            if v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape")]
-    if not bare:
-        return
-    import onnx
-
-    light = type(model)(ir_version=model.ir_version)  # the weights' shapes, not their bytes
-    light.opset_import.extend(model.opset_import)
-    for field in ("node", "input", "output", "value_info"):
-        getattr(light.graph, field).extend(getattr(model.graph, field))
-    for tensor in model.graph.initializer:
-        if tensor.ByteSize() <= 4096:  # values a Reshape or Slice may read
-            light.graph.initializer.append(tensor)
-        else:
-            light.graph.initializer.add(name=tensor.name, dims=tensor.dims,
-                                        data_type=tensor.data_type)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(light).graph
-        found = {v.name: v.type.tensor_type.shape for v in (*inferred.input, *inferred.output)
-                 if v.type.tensor_type.HasField("shape")}
-    except Exception:  # noqa: BLE001 -- ONNX's inference failing leaves TensorFlow's shapes
-        found = {}
-    del light
-    known = {t.name: t.shape for t in infos if t.shape is not None}
-    for value in bare:
-        shape = value.type.tensor_type.shape
-        if value.name in found:
-            shape.CopyFrom(found[value.name])
-        elif value.name in known:
-            shape.SetInParent()
-            for d in known[value.name]:
-                dim = shape.dim.add()
-                if d is not None:
-                    dim.dim_value = d
-
-
 def _with_subgraphs(graph) -> list:
     """`graph` and every graph nested in its nodes' attributes (Loop and If bodies), in order."""
     found = [graph]
@@ -289,7 +250,7 @@ def run(state, options: OnnxOptions):
     opset = options.opset or newest_opset()
     inputs, outputs = io_infos(state)
     model = to_onnx(state, opset)
-    shaped(model, (*inputs, *outputs))
+    fill_io_shapes(model, (*inputs, *outputs))
     missing = unmapped_ops(model)
     if missing:
         raise InputError(f"{state.model.graph_file}: tf2onnx has no ONNX mapping at opset {opset} "

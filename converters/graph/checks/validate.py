@@ -10,6 +10,8 @@ are ops too (their signature is an OpDef), and their bodies are checked like the
 from __future__ import annotations
 
 from graphfreeze.errors import InputError
+from graphfreeze.graph.checks.loops import FIX as _FIX
+from graphfreeze.graph.checks.loops import check_cycles, check_recursion
 from graphfreeze.graph.checks.validate_values import check_const, check_sizes, type_name
 from graphfreeze.graph.graphdefs import function_names_used, split_tensor
 from graphfreeze.graph.op_libraries import op_def_of
@@ -17,7 +19,6 @@ from graphfreeze.graph.op_libraries import op_def_of
 _LOOP_BACK = ("NextIteration", "RefNextIteration")  # while-loop back edges into Merge
 _FIELDS = {"string": "s", "int": "i", "float": "f", "bool": "b", "type": "type",
            "shape": "shape", "tensor": "tensor", "func": "func"}
-_FIX = "fix or re-export the graph"
 
 
 def check_graph_def(graph_def, where: str) -> None:
@@ -37,7 +38,7 @@ def check_graph_def(graph_def, where: str) -> None:
             if ref.split(":")[0] not in names:
                 raise InputError(f"{where}: function '{name}' returns '{ref}' as '{key}', but it "
                                  f"has no such node or argument; {_FIX}")
-    _check_recursion(calls, where)
+    check_recursion(calls, where)
     _check_body(graph_def.node, ops, where, "")
 
 
@@ -57,31 +58,6 @@ def _check_versions(versions, where: str) -> None:
     if have in versions.bad_consumers:
         raise InputError(f"{where}: the graph disallows graph version {have} ({ours}); re-export "
                          "it with this TensorFlow")
-
-
-def _check_recursion(calls: dict[str, list[str]], where: str) -> None:
-    """TensorFlow crashes on recursive functions: find any cycle of calls."""
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-    for root in sorted(calls):
-        if root in state:
-            continue
-        path, stack = [root], [iter(calls[root])]
-        state[root] = 1
-        while stack:
-            callee = next(stack[-1], None)
-            if callee is None:
-                state[path.pop()] = 2
-                stack.pop()
-            elif state.get(callee) == 1:
-                loop = path[path.index(callee):] + [callee]
-                what = (f"function '{callee}' calls itself" if len(loop) == 2 else
-                        "functions " + " -> ".join(f"'{f}'" for f in loop) + " call each other")
-                raise InputError(f"{where}: {what}; TensorFlow cannot run recursive functions, "
-                                 "re-export the graph without the recursion")
-            elif callee not in state:
-                state[callee] = 1
-                path.append(callee)
-                stack.append(iter(calls[callee]))
 
 
 class _AttrSpec:
@@ -194,7 +170,7 @@ def _check_body(nodes, ops: _OpDefs, where: str, scope: str, args: set | None = 
         outputs[node_name] = op.output_counts(node)
     deps = {node.name: _check_inputs(node, op_of, outputs, ats[node.name], args)
             for node in nodes}
-    _check_cycles(deps, where, scope)
+    check_cycles(deps, where, scope)
     if args is None:
         check_sizes(nodes, by_name, where)
     return sorted(called)
@@ -304,28 +280,3 @@ def _check_source(inp: str, op_defs, outputs, at: str, args) -> str | None:
         raise InputError(f"{at} reads '{inp}' but {what} has {n} "
                          f"{'output' if args is None else 'tensor'}{'s' if n != 1 else ''}; {_FIX}")
     return source
-
-
-def _check_cycles(deps: dict[str, set[str]], where: str, scope: str) -> None:
-    """No node may (through data or control edges) wait for itself."""
-    users: dict[str, list[str]] = {}
-    for name, ds in deps.items():
-        for d in ds:
-            users.setdefault(d, []).append(name)
-    pending = {name: len(ds) for name, ds in deps.items()}
-    ready = [name for name, n in pending.items() if n == 0]
-    while ready:
-        for user in users.get(ready.pop(), ()):
-            pending[user] -= 1
-            if pending[user] == 0:
-                ready.append(user)
-    left = sorted(name for name, n in pending.items() if n)
-    if not left:
-        return
-    path, seen = [left[0]], {left[0]}  # walk unresolved inputs until a node repeats
-    while (nxt := min(d for d in deps[path[-1]] if pending[d])) not in seen:
-        path.append(nxt)
-        seen.add(nxt)
-    shown = " <- ".join(f"'{n}'" for n in path[path.index(nxt):] + [nxt])
-    raise InputError(f"{where}: {scope}node '{nxt}' depends on itself ({shown}); graphs may loop "
-                     f"only through a while loop's NextIteration, {_FIX}")
