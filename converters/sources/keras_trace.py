@@ -5,8 +5,6 @@ of outputs)."""
 
 from __future__ import annotations
 
-import re
-
 from graphfreeze.errors import InputError
 
 
@@ -71,16 +69,6 @@ def structured(model, xs):
         if len(tf.nest.flatten(struct, expand_composites=False)) == len(xs):
             return tf.nest.pack_sequence_as(struct, list(xs))
     return list(xs) if len(xs) > 1 else xs[0]
-
-
-def op_error(err):
-    """A TensorFlow error raised inside a Keras layer, without what Keras adds around it (the
-    layer's call, its arguments, terminal colours): TensorFlow's own reason."""
-    text = re.sub(r"\x1b\[[0-9;]*m", "", err.message).split("Arguments received by")[0]
-    text = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", text)
-    lines = [line.strip() for line in text.splitlines()
-             if line.strip() and not line.startswith("Exception encountered")]
-    return type(err)(err.node_def, err.op, lines[-1] if lines else err.message)
 
 
 def _user_name(model, name: str) -> str:
