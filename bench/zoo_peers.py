@@ -5,9 +5,10 @@
 TFLiteConverter (from_keras_model, from_saved_model, or from_session on a restored checkpoint)
 for the tflite targets; tf2onnx's Python API for onnx (Keras 3's model.export for Keras 3
 files); openvino.convert_model for openvino (the SavedModel folder or frozen graph as OpenVINO's
-frontend reads it; Keras 3's model.export for Keras 3 files); Keras 3's model.export for server
-on Keras 3 files; TensorFlow's freeze_graph for android on TF1 checkpoints. The peer works if
-its artifact runs on a sample input (LiteRT interpreter, onnxruntime, OpenVINO, a TF session).
+frontend reads it, openvino-tokenizers imported; Keras 3's model.export for Keras 3 files);
+Keras 3's model.export for server on Keras 3 files; TensorFlow's freeze_graph for android on
+TF1 checkpoints. The peer works if its artifact runs on a sample input (LiteRT interpreter,
+onnxruntime, OpenVINO, a TF session).
 Prints one line per target: PEER {"target", "status": ok|failed|none, "seconds" (conversion
 only), "bytes", "error"}."""
 
@@ -154,8 +155,20 @@ def run_onnx(out: str, peer: dict, batch: list) -> list:
     return session.run(None, dict(zip((i.name for i in session.get_inputs()), batch, strict=True)))
 
 
-def openvino(path: str, peer: dict, out: str) -> None:
+def _openvino():
+    """openvino, with openvino-tokenizers' string-op rules and kernels when installed (how
+    OpenVINO's docs convert text models)."""
     import openvino as ov
+
+    try:
+        import openvino_tokenizers  # noqa: F401
+    except ImportError:
+        pass
+    return ov
+
+
+def openvino(path: str, peer: dict, out: str) -> None:
+    ov = _openvino()
 
     fmt = peer["format"]
     if fmt in ("keras3", "keras_hub"):
@@ -169,9 +182,10 @@ def openvino(path: str, peer: dict, out: str) -> None:
 
 
 def run_openvino(out: str, peer: dict, batch: list) -> list:
-    import openvino as ov
+    import numpy as np
 
-    return list(ov.Core().compile_model(out, "CPU")(batch).values())
+    batch = [v.astype(np.bytes_) if v.dtype == object else v for v in batch]  # strings
+    return list(_openvino().Core().compile_model(out, "CPU")(batch).values())
 
 
 def keras_export(path: str, peer: dict, out: str) -> None:

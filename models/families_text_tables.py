@@ -9,7 +9,8 @@ import os
 COLORS = ["red", "green", "blue", "cyan", "magenta", "yellow"]
 WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog"]
 # what the peers reach on these models: TFLiteConverter (builtins: string<->int64 tables, no
-# string ops), tf2onnx (string->int64 tables, no ragged), openvino.convert_model (no tables)
+# string ops), tf2onnx (string->int64 tables, no ragged), openvino.convert_model (tables and
+# string ops with openvino-tokenizers)
 STRING_TARGETS = ["android", "server", "tflite", "tflite-fp16", "tflite-dynamic"]
 
 
@@ -183,13 +184,13 @@ def token_embedding(out: str) -> dict:
                                   "tflite-dynamic", "edge-int8", "onnx", "openvino"])
 
 
-def ragged_lookup(out: str) -> dict:
-    """A table lookup on a ragged string input (`tf.RaggedTensorSpec` in the signature), the
-    looked-up ids' embeddings averaged per row."""
+def _word_means(out: str, spec, to_words) -> None:
+    """A SavedModel: `to_words(input)` (ragged words), each looked up in a table of WORDS, the
+    ids' embeddings averaged per row."""
     import numpy as np
     import tensorflow as tf
 
-    class Ragged(tf.Module):
+    class Words(tf.Module):
         def __init__(self):
             super().__init__()
             self.words = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
@@ -198,19 +199,38 @@ def ragged_lookup(out: str) -> dict:
             self.embedding = tf.Variable(
                 rng.standard_normal((len(WORDS) + 1, 4)).astype(np.float32), name="embedding")
 
-        @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.string)])
-        def serve(self, words):
-            ids = tf.ragged.map_flat_values(self.words.lookup, words) + 1
+        @tf.function(input_signature=[spec])
+        def serve(self, given):
+            ids = tf.ragged.map_flat_values(self.words.lookup, to_words(given)) + 1
             rows = tf.ragged.map_flat_values(tf.gather, self.embedding, ids)
             return {"mean": tf.reduce_mean(rows, axis=1)}
 
-    module = Ragged()
+    module = Words()
     _save(module, out, module.serve)
+
+
+def ragged_lookup(out: str) -> dict:
+    """A table lookup on a ragged string input (`tf.RaggedTensorSpec` in the signature), the
+    looked-up ids' embeddings averaged per row."""
+    import tensorflow as tf
+
+    _word_means(out, tf.RaggedTensorSpec([None, None], tf.string), lambda words: words)
     return _entry([{"name": "words", "shape": [1, 3], "dtype": "string", "ragged": True}])
+
+
+def string_split(out: str) -> dict:
+    """Text with punctuation stripped by a regex, split on spaces (StaticRegexReplace,
+    StringSplitV2: onnxruntime-extensions' ops in ONNX), then as ragged_lookup."""
+    import tensorflow as tf
+
+    _word_means(out, tf.TensorSpec([None], tf.string, name="text"), lambda text: tf.strings.split(
+        tf.strings.regex_replace(text, "[,.!?]", ""), sep=" "))
+    return _entry([{"name": "text", "shape": [1], "dtype": "string"}],
+                  targets=["android", "server", "onnx"])
 
 
 def builders() -> dict:
     return {f.__name__: f for f in (static_hash_table, tf1_table_savedmodel, mutable_hash_table,
                                     keras_string_lookup,
                                     keras_text_vectorization, keras_hashing, token_embedding,
-                                    ragged_lookup)}
+                                    ragged_lookup, string_split)}

@@ -36,7 +36,8 @@ def set_tensor(proto, value: np.ndarray) -> None:
         return
     proto.Clear()
     proto.dtype = dtypes.as_dtype(value.dtype).as_datatype_enum
-    for dim in value.shape:
+    proto.tensor_shape.SetInParent()  # a scalar's shape present, as make_tensor_proto writes it
+    for dim in value.shape:  # (OpenVINO's .pb reader misreads a Const without one)
         proto.tensor_shape.dim.add().size = dim
     proto.tensor_content = np.ascontiguousarray(value).tobytes()
 

@@ -13,7 +13,7 @@ from tests.e2e.test_bad_input import assert_failed
 
 SUFFIX = {"android": ".pb", "server": ".savedmodel", "tflite": ".tflite",
           "tflite-fp16": ".tflite-fp16.tflite", "tflite-dynamic": ".tflite-dynamic.tflite",
-          "onnx": ".onnx"}
+          "onnx": ".onnx", "openvino": ".xml"}
 
 
 def _in_folder(family, monkeypatch, name: str):
@@ -23,12 +23,16 @@ def _in_folder(family, monkeypatch, name: str):
 
 
 @pytest.mark.parametrize("name,targets", [
-    ("static_hash_table", "android,server"),  # string, int64 keys; a string output
-    ("keras_string_lookup", "android,server,tflite,tflite-fp16,tflite-dynamic,onnx"),
+    # string, int64 keys; a string output (openvino: openvino-tokenizers' tables, string I/O)
+    ("static_hash_table", "android,server,openvino"),
+    ("keras_string_lookup", "android,server,tflite,tflite-fp16,tflite-dynamic,onnx,openvino"),
     # TFLiteConverter takes the row splits too; tf2onnx leaves the output's shape out (the ONNX
-    # export fills it in from ONNX's shape inference, as onnx.checker asks)
-    ("ragged_lookup", "android,server,tflite,onnx"),
-    ("tf1_table_savedmodel", "android,server,tflite,onnx"),  # a table the loader filled
+    # export fills it in from ONNX's shape inference, as onnx.checker asks); OpenVINO reads a
+    # scalar Const whose shape is present
+    ("ragged_lookup", "android,server,tflite,onnx,openvino"),
+    ("tf1_table_savedmodel", "android,server,tflite,onnx,openvino"),  # a table the loader filled
+    # StaticRegexReplace, StringSplitV2 on " ": onnxruntime-extensions' ops in ONNX
+    ("string_split", "android,server,onnx"),
 ])
 def test_a_model_with_lookup_tables_converts_and_verifies(family, freeze, monkeypatch, name,
                                                           targets):
@@ -41,12 +45,37 @@ def test_a_model_with_lookup_tables_converts_and_verifies(family, freeze, monkey
         with open(f"out/{path}{SUFFIX[target]}.json") as f:
             car = json.load(f)
         assert car["verification"]["passed"], (target, car["verification"])
+    if "openvino" in targets:  # the tables and string ops are openvino-tokenizers' ops
+        with open(f"out/{path}.xml.json") as f:
+            assert json.load(f)["op_libraries"] == ["openvino-tokenizers"]
     graph = graph_pb2.GraphDef()
     with open(f"out/{path}.pb", "rb") as f:
         graph.ParseFromString(f.read())
     ops = {n.name: n.op for n in graph.node}
     assert ops["init_all_tables"] == "NoOp" and "LookupTableImportV2" in ops.values()
     assert not [n.name for n in graph.node if n.op == "Placeholder" and n.attr["dtype"].type == 20]
+
+
+@pytest.mark.parametrize("name,op,compiles", [
+    ("keras_text_vectorization", "StringSplitV2", True),  # on whitespace: characters in ONNX
+    # another hash function in ONNX; OpenVINO's CPU plugin makes the hash's int64 an int32 on one
+    # side of the embedding's Select only, and cannot compile it (openvino.convert_model's too)
+    ("keras_hashing", "StringToHashBucketFast", False),
+])
+def test_keras_string_layers_on_openvino_and_onnx_refusing_what_it_computes_otherwise(
+        family, freeze, monkeypatch, name, op, compiles):
+    path, args = _in_folder(family, monkeypatch, name)
+    result = freeze(path, *args, "--target", "openvino", "-o", "ov/")
+    if compiles:
+        assert result.exit_code == 0, result.output
+        with open(f"ov/{path}.xml.json") as f:
+            car = json.load(f)
+        assert car["verification"]["passed"] and car["op_libraries"] == ["openvino-tokenizers"]
+        assert "import openvino_tokenizers" in result.output, result.output
+    else:
+        assert_failed(result, 5, "OpenVINO cannot compile it (node '", "SelectV2': Argument 1")
+    assert_failed(freeze(path, *args, "--target", "onnx", "-o", "onnx/"),
+                  3, f"({op})", "onnxruntime-extensions", "openvino target")
 
 
 def test_a_mutable_table_is_refused_naming_its_lookup(family, freeze, monkeypatch):

@@ -27,7 +27,7 @@ from graphfreeze.formats.onnx.runtime import has_qdq, open_onnx, parts
 from graphfreeze.formats.onnx.shapes import fill_io_shapes
 from graphfreeze.formats.onnx.text_ops import (
     CONTRIB,
-    CONTRIB_TEXT_OPS,
+    CONTRIB_OPS,
     extra_opsets,
     runtime_needs,
 )
@@ -211,7 +211,7 @@ def unmapped_ops(model) -> list[str]:
         if node.domain in ("", "ai.onnx") and not onnx.defs.has(node.op_type):
             ops.add(node.op_type)
         elif node.domain not in ("", "ai.onnx", "ai.onnx.ml", "com.microsoft") and not (
-                node.domain == CONTRIB and node.op_type in CONTRIB_TEXT_OPS):
+                node.domain == CONTRIB and node.op_type in CONTRIB_OPS):
             ops.add(f"{node.domain}:{node.op_type}")
     return sorted(ops)
 

@@ -5,7 +5,9 @@ A GraphDef with a function library (the bodies of `While`/`If`, kept functional)
 frontend as a `.pb` file, which it reads as a protobuf, functions included (as it reads a
 SavedModel folder). Given as a GraphDef object it imports it into a `tf.Graph` and reads that
 through its Python iterator, which cannot reach a library function's body (TensorFlow's
-importer makes them `_DefinedFunction`s without a `graph`): every `While` would be refused."""
+importer makes them `_DefinedFunction`s without a `graph`): every `While` would be refused.
+A graph with strings goes as a file too: that iterator gives a string constant as its Python
+repr (`b'red'`), so every table lookup would miss."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import re
 import tempfile
 
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.formats.openvino import tokenizers
 
 # its summary: ops with no rule, and ops whose rule failed (e.g. a variable not yet frozen)
 _NO_RULE = re.compile(r"(?:No conversion rule found for operations?|Conversion is failed for): "
@@ -29,8 +32,12 @@ def unconverted_ops(message: str) -> list[str]:
 
 
 def convert(graph_def, inputs=None, outputs=None):
-    """`ov.convert_model` on a GraphDef; OpConversionFailure is raised as is."""
+    """`ov.convert_model` on a GraphDef (with openvino-tokenizers' rules for a graph with
+    strings, when installed); OpConversionFailure is raised as is."""
     import openvino as ov
+
+    if tokenizers.has_strings(graph_def):
+        tokenizers.load()
 
     kwargs = {}
     if inputs:
@@ -45,9 +52,9 @@ def convert(graph_def, inputs=None, outputs=None):
 
 @contextlib.contextmanager
 def readable(graph_def):
-    """What the frontend reads whole: the GraphDef, or with a function library a temporary
-    `.pb` of it (see the module docstring)."""
-    if not graph_def.library.function:
+    """What the frontend reads whole: the GraphDef, or with a function library or strings a
+    temporary `.pb` of it (see the module docstring)."""
+    if not graph_def.library.function and not tokenizers.has_strings(graph_def):
         yield graph_def
         return
     with tempfile.TemporaryDirectory(prefix="graphfreeze-openvino-") as folder:
@@ -68,7 +75,8 @@ def to_ir(graph_def, where: str, inputs, outputs):
         ops = unconverted_ops(str(err))
         if ops:
             nodes = [f"{n.name} ({n.op})" for n in graph_def.node if n.op in ops][:5]
+            extra = tokenizers.hint() if tokenizers.has_strings(graph_def) else ""
             raise InputError(f"{where}: OpenVINO cannot convert op(s) "
                              f"{', '.join(ops)} (node {', '.join(nodes)}); use another target"
-                             ) from err
+                             f"{extra}") from err
         raise InputError(f"{where}: OpenVINO cannot convert the graph: {first_line(err)}") from err

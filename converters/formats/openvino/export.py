@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError
+from graphfreeze.formats.openvino import tokenizers
 from graphfreeze.formats.openvino.convert import to_ir
 from graphfreeze.formats.openvino.gaps import openvino_gaps
 from graphfreeze.formats.openvino.runtime import open_openvino, parts
@@ -44,6 +45,7 @@ def run(state, options: OpenVinoOptions):
     ov.save_model(model, temps[0], compress_to_fp16=options.compress_to_fp16)
     sha256, size = artifact_digest(temps)
     ir_ops = [op.get_type_name() for op in model.get_ordered_ops()]
+    extension = tokenizers.extension_ops(model)
     artifact = Artifact(
         path=path, sha256=sha256, size=size, format=FORMAT, inputs=inputs, outputs=outputs,
         staged=temps[0],
@@ -52,11 +54,16 @@ def run(state, options: OpenVinoOptions):
                "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
                # a QAT model's FakeQuantize runs in int8 (OpenVINO's low-precision transforms)
                **({"quantization": "qat (FakeQuantize, run in int8 by OpenVINO's CPU plugin)"}
-                  if "FakeQuantize" in ir_ops else {})},
+                  if "FakeQuantize" in ir_ops else {}),
+               **({"op_libraries": [tokenizers.PACKAGE], "custom_ops": extension}
+                  if extension else {})},
         summary=(f"openvino: core.read_model(\"{storage.basename(path)}\") (weights in "
                  f"{storage.basename(paths[1])}); inputs "
                  f"{', '.join(i.name for i in inputs)}; outputs "
-                 f"{', '.join(o.name for o in outputs)}",))
+                 f"{', '.join(o.name for o in outputs)}",
+                 *([f"ops of {tokenizers.PACKAGE} ({', '.join(extension)}): `import "
+                    "openvino_tokenizers` before creating the Core that reads it"]
+                   if extension else [])))
     return dataclasses.replace(state, artifact=artifact)
 
 

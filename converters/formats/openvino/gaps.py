@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from graphfreeze.formats.openvino import tokenizers
 from graphfreeze.formats.openvino.convert import readable, unconverted_ops
 from graphfreeze.plugins import OpGaps
 
@@ -36,6 +37,8 @@ def _conversion_error(graph_def) -> Exception | None:
     from openvino.frontend import FrontEndManager
     from openvino.frontend.tensorflow.graph_iterator import GraphIteratorTFGraph
 
+    if tokenizers.has_strings(graph_def):
+        tokenizers.load()
     try:
         frontend = FrontEndManager().load_by_framework("tf")
         with readable(graph_def) as model:

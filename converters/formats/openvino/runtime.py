@@ -9,6 +9,7 @@ inputs on one infer request once and times its synchronous `infer()`, as benchma
 from __future__ import annotations
 
 from graphfreeze.errors import RunError, first_line
+from graphfreeze.formats.openvino import tokenizers
 from graphfreeze.plugins import Session
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -24,21 +25,50 @@ def parts(path: str) -> list[str]:
     return [path, path[:-len(".xml")] + ".bin" if path.endswith(".xml") else path + ".bin"]
 
 
+def reason(err: Exception) -> str:
+    """An OpenVINO error in one line: the node it names and its last line (the first lines
+    are only where in OpenVINO's sources it was raised)."""
+    import re
+
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    node = re.search(r"with friendly_name '([^']+)'", str(err))
+    last = lines[-1] if lines else type(err).__name__
+    return f"node '{node.group(1)}': {last}" if node and not last.startswith(
+        ("Exception from", "Check '", "While validating")) else first_line(err)
+
+
+def _ov_array(value):
+    """A feed as OpenVINO takes it: strings (TensorFlow's object arrays of bytes) as bytes."""
+    import numpy as np
+
+    value = np.asarray(value)
+    return value.astype(np.bytes_) if value.dtype == object else value
+
+
+def _tf_array(value):
+    """A result as TensorFlow gives it: strings as an object array of bytes."""
+    import numpy as np
+
+    value = np.asarray(value)
+    if value.dtype.kind == "U":
+        value = np.char.encode(value, "utf-8")
+    return value.astype(object) if value.dtype.kind == "S" else value
+
+
 class OpenVinoSession(Session):
     def __init__(self, path: str, inputs, outputs, threads: int, keep):
         self.path, self.inputs, self.outputs = path, inputs, outputs
         self.threads, self.keep = threads, list(keep)
         self._compiled = None
+        tokenizers.load_for(path)
 
     def _run(self, model, feeds: dict) -> dict:
         """{tensor name: array} of a compiled model's results."""
-        import numpy as np
-
         try:
-            result = model({info.name: feeds[info.name] for info in self.inputs})
+            result = model({info.name: _ov_array(feeds[info.name]) for info in self.inputs})
         except Exception as err:  # noqa: BLE001 -- OpenVINO's errors for a model
             raise RunError(f"OpenVINO cannot run it ({first_line(err)})") from err
-        return {name: np.asarray(value) for port, value in result.items()
+        return {name: _tf_array(value) for port, value in result.items()
                 for name in port.get_names()}
 
     def _compile(self, model, config: dict):
@@ -47,7 +77,7 @@ class OpenVinoSession(Session):
         try:
             return ov.Core().compile_model(model, "CPU", config)
         except Exception as err:  # noqa: BLE001 -- OpenVINO's errors for a file
-            raise RunError(f"OpenVINO cannot compile it ({first_line(err)})") from err
+            raise RunError(f"OpenVINO cannot compile it ({reason(err)})") from err
 
     def run(self, feeds: dict) -> list:
         if self._compiled is None:
@@ -61,7 +91,7 @@ class OpenVinoSession(Session):
         model = ov.Core().read_model(self.path)
         wanted = set(self.keep)
         ports = [output for op in model.get_ordered_ops() for output in op.outputs()
-                 if output.get_names() & wanted]
+                 if output.get_names() & wanted and output.get_element_type() != ov.Type.string]
         if ports:
             model.add_outputs(ports)
         found = self._run(self._compile(model, F32), feeds)

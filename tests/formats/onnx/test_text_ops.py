@@ -3,6 +3,7 @@ ai.onnx.contrib opset, any other is one line naming the node, the op and what ta
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from graphfreeze.errors import InputError
 from graphfreeze.formats.onnx.text_ops import extra_opsets
@@ -29,3 +30,31 @@ def test_an_unmapped_text_op_is_one_line():
     assert line == ("m.pb: node 'n1' has TF-Text op 'FastBertNormalize', which tf2onnx maps to "
                     "no ONNX or onnxruntime-extensions op; use the android, server or tflite "
                     "target"), line
+
+
+def split_graph(sep: bytes):
+    from graphfreeze.graph.consts import make_const
+
+    graph_def = graph("Placeholder")
+    graph_def.node.append(make_const("sep", np.array(sep, dtype=object)))
+    graph_def.node.add(name="split", op="StringSplitV2", input=["n0", "sep"])
+    return graph_def
+
+
+def test_string_ops_tf2onnx_maps_to_the_extensions_ask_for_the_contrib_opset():
+    (opset,) = extra_opsets(graph("Placeholder", "StaticRegexReplace"), "m.pb")
+    assert (opset.domain, opset.version) == ("ai.onnx.contrib", 1)
+    (opset,) = extra_opsets(split_graph(b" "), "m.pb")
+    assert opset.domain == "ai.onnx.contrib"
+
+
+@pytest.mark.parametrize("graph_def,node,op", [
+    (split_graph(b""), "split", "StringSplitV2"),  # whitespace in TF, characters in ONNX
+    (graph("Placeholder", "StringToHashBucketFast"), "n1", "StringToHashBucketFast"),
+])
+def test_a_string_op_the_extensions_compute_otherwise_is_one_line(graph_def, node, op):
+    with pytest.raises(InputError) as caught:
+        extra_opsets(graph_def, "m.pb")
+    line = str(caught.value)
+    assert line.startswith(f"m.pb: node '{node}' ({op}): ") and line.endswith(
+        "use the android, server or openvino target"), line
