@@ -89,11 +89,18 @@ def invoke(path: str, feeds: dict, preserve_all_tensors: bool = False, interp=No
 
 
 def input_details(interp, names: list[str]) -> dict:
-    """{name: input detail} for `names`; by position if the converter renamed the inputs (a
+    """{name: input detail} for `names` (see `by_name`)."""
+    return by_name(interp.get_input_details(), names)
+
+
+def by_name(listed: list, names: list[str]) -> dict:
+    """{name: detail} for `names` (a node's name, or its tensor's: `x:0`, as the converter names
+    a SavedModel's ragged components); by position if the converter renamed the tensors (a
     concrete function's become `serving_default_x:0`)."""
-    details = {d["name"]: d for d in interp.get_input_details()}
+    details = {**{d["name"].removesuffix(":0"): d for d in listed},
+               **{d["name"]: d for d in listed}}
     if any(n not in details for n in names):
-        return dict(zip(names, interp.get_input_details(), strict=True))
+        return dict(zip(names, listed, strict=True))
     return details
 
 
@@ -175,10 +182,8 @@ def output_values(interp, names: list[str]) -> list:
     """The named outputs, dequantized; by position if the converter renamed them."""
     import numpy as np
 
-    by_name = {d["name"]: d for d in interp.get_output_details()}
-    if any(n not in by_name for n in names):
-        by_name = dict(zip(names, interp.get_output_details(), strict=True))
-    return [np.asarray(dequantize(interp.get_tensor(by_name[n]["index"]), by_name[n]))
+    details = by_name(interp.get_output_details(), names)
+    return [np.asarray(dequantize(interp.get_tensor(details[n]["index"]), details[n]))
             for n in names]
 
 
