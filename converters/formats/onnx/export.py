@@ -20,6 +20,7 @@ from graphfreeze.formats.onnx.fakequant import (
     NodeRefused,
     exact_handlers,
     quantize_folded_weights,
+    quiet_tf2onnx,
 )
 from graphfreeze.formats.onnx.gaps import MIN_OPSET, newest_opset, onnx_gaps
 from graphfreeze.formats.onnx.quantize import QUANTIZE
@@ -142,7 +143,9 @@ def _to_onnx(state, opset: int, careful: bool):
                              f"{opset} ({first_line(err)}); try another --opset, or another "
                              "target") from None
         raise _OptimizerFailed from err
-    model = g.make_model(f"converted by graphfreeze from {storage.basename(state.model.location)}")
+    with quiet_tf2onnx():
+        model = g.make_model(f"converted by graphfreeze from "
+                             f"{storage.basename(state.model.location)}")
     canonical_names(model, {n.name for n in graph_def.node})
     return model
 

@@ -126,6 +126,19 @@ def _wrapped(func, op: str):
 
 
 @contextlib.contextmanager
+def quiet_tf2onnx():
+    """tf2onnx's own logging off: its tracebacks, per-node lines, and "missing output shape"
+    (shapes the export fills in after, `shapes.fill_io_shapes`)."""
+    log = logging.getLogger("tf2onnx")
+    level = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+@contextlib.contextmanager
 def exact_handlers():
     """While converting: fake-quant ops use `convert`, every handler's failure names its node
     (NodeRefused), and tf2onnx's own logging (tracebacks, per-node lines) stays quiet."""
@@ -147,13 +160,10 @@ def exact_handlers():
         return mapping
 
     handler.tf_op.create_mapping = staticmethod(create_mapping)
-    log = logging.getLogger("tf2onnx")
-    level = log.level
-    log.setLevel(logging.CRITICAL)
     try:
-        yield
+        with quiet_tf2onnx():
+            yield
     finally:
-        log.setLevel(level)
         handler.tf_op.create_mapping = staticmethod(original)
         for op in FAKE_QUANT_OPS:
             del onnx_opsets[10][op]
