@@ -104,7 +104,7 @@ class OpenVinoSession(Session):
                                              "INFERENCE_NUM_THREADS": self.threads})
         request = compiled.create_infer_request()
         for info in self.inputs:
-            request.set_tensor(info.name, ov.Tensor(feeds[info.name]))
+            request.set_tensor(info.name, ov.Tensor(_ov_array(feeds[info.name])))
         precision = compiled.get_property("INFERENCE_PRECISION_HINT")
         precision = getattr(precision, "to_string", lambda: str(precision))()
         self.label = f"OpenVINO {ov.get_version().split('-')[0]} CPU ({precision})"
