@@ -155,7 +155,7 @@ def keras_text_vectorization(out: str) -> dict:
     score = keras.layers.Dense(1, activation="sigmoid", name="score")(x)
     return _keras_export(keras.Model(text, score), out,
                          [{"name": "text", "shape": [1, 1], "dtype": "string"}],
-                         targets=["android", "server"])  # string ops: no peer's builtins
+                         targets=["android", "server", "openvino"])  # openvino-tokenizers
 
 
 def keras_hashing(out: str) -> dict:

@@ -13,11 +13,8 @@ CONTRIB = "ai.onnx.contrib"
 CONTRIB_OPS = frozenset({"SentencepieceTokenizer", "WordpieceTokenizer",
                          "StringRegexSplitWithOffsets", "StringSplit", "StringToHashBucketFast",
                          "StringRegexReplace", "StringJoin", "StringEqual"})
-# ops whose onnxruntime-extensions kernel computes something else than TensorFlow's kernel
-_DIFFERENT = {"StringToHashBucketFast": "onnxruntime-extensions' kernel, which tf2onnx maps it "
-              "to, puts strings in other buckets than TensorFlow's (another hash function)",
-              "StringSplitV2": "with an empty separator TensorFlow splits on whitespace, but "
-              "onnxruntime-extensions' StringSplit, which tf2onnx maps it to, into characters"}
+_OTHERWISE = ("onnxruntime-extensions' kernel, which tf2onnx maps it to, computes something "
+              "else than TensorFlow's: ")
 
 
 def _contrib_only() -> set[str]:
@@ -41,10 +38,10 @@ def extra_opsets(graph_def, where: str) -> list:
 
     used = text_ops(graph_def)
     contrib = ops_used(graph_def) & _contrib_only()
-    different = next(_differing(graph_def, contrib), None)
-    if different is not None:
-        raise InputError(f"{where}: node '{different.name}' ({different.op}): "
-                         f"{_DIFFERENT[different.op]}; use the android, server or openvino target")
+    node, why = next(_differing(graph_def, contrib), (None, ""))
+    if node is not None:
+        raise InputError(f"{where}: node '{node.name}' ({node.op}): {_OTHERWISE}{why}; use the "
+                         "android, server or openvino target")
     missing = [op for op in used if op not in ONNX_CONTRIB]
     if missing:
         op = missing[0]
@@ -55,19 +52,35 @@ def extra_opsets(graph_def, where: str) -> list:
 
 
 def _differing(graph_def, contrib: set[str]):
-    """The nodes whose onnxruntime-extensions op would compute something else (`_DIFFERENT`):
-    every StringToHashBucketFast; a StringSplitV2 unless its separator is a non-empty Const."""
+    """(node, why) for each node whose onnxruntime-extensions op would compute something else:
+    every StringToHashBucketFast, and a StringSplitV2 unless it splits on a one-byte Const of
+    the graph (its StringSplit splits on each byte of a longer one, on characters for an empty
+    one, and has no maxsplit)."""
     from graphfreeze.graph.consts import const_value
 
     by_name = {n.name: n for n in graph_def.node}
-    bodies = [n for f in graph_def.library.function for n in f.node_def]
-    for node in [*graph_def.node, *bodies]:
-        if node.op not in contrib or node.op not in _DIFFERENT:
+    top = [(n, True) for n in graph_def.node]
+    for node, in_graph in [*top, *((n, False) for f in graph_def.library.function
+                                   for n in f.node_def)]:
+        if node.op not in contrib:
             continue
-        sep = const_value(by_name, node.input[1]) if node.op == "StringSplitV2" and \
-            node.name in by_name else None
-        if sep is None or sep.size != 1 or sep.item() == b"":
-            yield node
+        if node.op == "StringToHashBucketFast":
+            yield node, "it puts strings in other buckets (another hash function)"
+        elif node.op == "StringSplitV2":
+            sep = const_value(by_name, node.input[1]) if in_graph else None
+            value = sep.item() if sep is not None and sep.size == 1 else None
+            maxsplit = node.attr["maxsplit"].i if "maxsplit" in node.attr else -1
+            if value == b"":
+                yield node, ("with an empty separator TensorFlow splits on whitespace, "
+                             "StringSplit into characters")
+            elif value is None:
+                yield node, ("StringSplit splits on each byte of a longer separator, and this "
+                             "one is not a constant of the graph")
+            elif len(value) != 1:
+                yield node, (f"TensorFlow splits on the whole separator {value!r}, StringSplit "
+                             "on each of its bytes")
+            elif maxsplit != -1:
+                yield node, f"StringSplit has no maxsplit (this one's is {maxsplit})"
 
 
 def _node_of(graph_def, op: str) -> str:
@@ -95,8 +108,9 @@ def register(options) -> None:
     try:
         from onnxruntime_extensions import get_library_path
     except ImportError as err:
-        raise ConfigError(f"the model uses {CONTRIB} ops (TF-Text's tokenizers), which run in "
-                          "onnxruntime-extensions, not installed; pip install "
+        raise ConfigError(f"the model uses {CONTRIB} ops (TF-Text's tokenizers, TensorFlow's "
+                          "string ops), which run in onnxruntime-extensions, not installed; "
+                          "pip install "
                           f"'graphfreeze[{TEXT_EXTRA}]'") from err
     options.register_custom_ops_library(get_library_path())
 

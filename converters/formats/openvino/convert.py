@@ -6,8 +6,9 @@ frontend as a `.pb` file, which it reads as a protobuf, functions included (as i
 SavedModel folder). Given as a GraphDef object it imports it into a `tf.Graph` and reads that
 through its Python iterator, which cannot reach a library function's body (TensorFlow's
 importer makes them `_DefinedFunction`s without a `graph`): every `While` would be refused.
-A graph with strings goes as a file too: that iterator gives a string constant as its Python
-repr (`b'red'`), so every table lookup would miss."""
+A graph openvino-tokenizers may be needed for (strings, ragged or table ops) goes as a file
+too: that iterator gives a string constant as its Python repr (`b'red'`), so every table lookup
+would miss, and it cannot hand the extension a numeric RaggedTensorToTensor."""
 
 from __future__ import annotations
 
@@ -32,11 +33,11 @@ def unconverted_ops(message: str) -> list[str]:
 
 
 def convert(graph_def, inputs=None, outputs=None):
-    """`ov.convert_model` on a GraphDef (with openvino-tokenizers' rules for a graph with
-    strings, when installed); OpConversionFailure is raised as is."""
+    """`ov.convert_model` on a GraphDef (with openvino-tokenizers' rules where they may be
+    needed, when installed); OpConversionFailure is raised as is."""
     import openvino as ov
 
-    if tokenizers.has_strings(graph_def):
+    if tokenizers.needed(graph_def):
         tokenizers.load()
 
     kwargs = {}
@@ -52,9 +53,9 @@ def convert(graph_def, inputs=None, outputs=None):
 
 @contextlib.contextmanager
 def readable(graph_def):
-    """What the frontend reads whole: the GraphDef, or with a function library or strings a
-    temporary `.pb` of it (see the module docstring)."""
-    if not graph_def.library.function and not tokenizers.has_strings(graph_def):
+    """What the frontend reads whole: the GraphDef, or with a function library or what
+    openvino-tokenizers translates a temporary `.pb` of it (see the module docstring)."""
+    if not graph_def.library.function and not tokenizers.needed(graph_def):
         yield graph_def
         return
     with tempfile.TemporaryDirectory(prefix="graphfreeze-openvino-") as folder:
@@ -75,7 +76,7 @@ def to_ir(graph_def, where: str, inputs, outputs):
         ops = unconverted_ops(str(err))
         if ops:
             nodes = [f"{n.name} ({n.op})" for n in graph_def.node if n.op in ops][:5]
-            extra = tokenizers.hint() if tokenizers.has_strings(graph_def) else ""
+            extra = tokenizers.hint() if tokenizers.needed(graph_def) else ""
             raise InputError(f"{where}: OpenVINO cannot convert op(s) "
                              f"{', '.join(ops)} (node {', '.join(nodes)}); use another target"
                              f"{extra}") from err

@@ -37,12 +37,12 @@ def _conversion_error(graph_def) -> Exception | None:
     from openvino.frontend import FrontEndManager
     from openvino.frontend.tensorflow.graph_iterator import GraphIteratorTFGraph
 
-    if tokenizers.has_strings(graph_def):
+    if tokenizers.needed(graph_def):
         tokenizers.load()
     try:
         frontend = FrontEndManager().load_by_framework("tf")
         with readable(graph_def) as model:
-            if isinstance(model, str):  # a function library: read as a file (convert.py)
+            if isinstance(model, str):  # read as a file (`readable`, convert.py)
                 frontend.convert(frontend.load(model))
                 return None
             graph = tf.Graph()

@@ -25,34 +25,43 @@ def parts(path: str) -> list[str]:
     return [path, path[:-len(".xml")] + ".bin" if path.endswith(".xml") else path + ".bin"]
 
 
+_NOISE = ("Exception from", "Check '", "While validating", "FrontEnd API failed")
+
+
 def reason(err: Exception) -> str:
-    """An OpenVINO error in one line: the node it names and its last line (the first lines
-    are only where in OpenVINO's sources it was raised)."""
+    """An OpenVINO error in one line: the node it names and its last line that says what went
+    wrong (its other lines are where in OpenVINO's sources it was raised)."""
     import re
 
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    node = re.search(r"with friendly_name '([^']+)'", str(err))
-    last = lines[-1] if lines else type(err).__name__
-    return f"node '{node.group(1)}': {last}" if node and not last.startswith(
-        ("Exception from", "Check '", "While validating")) else first_line(err)
+    text = str(err)
+    said = [line.strip() for line in text.splitlines()
+            if line.strip() and not line.strip().startswith(_NOISE)]
+    node = re.search(r"(?:with friendly_name|node with name) '([^']+)'", text)
+    last = said[-1] if said else first_line(err)
+    return f"node '{node.group(1)}': {last}" if node and node.group(1) not in last else last
 
 
 def _ov_array(value):
-    """A feed as OpenVINO takes it: strings (TensorFlow's object arrays of bytes) as bytes."""
+    """A feed as OpenVINO takes it: strings (TensorFlow's object arrays of bytes, or str) as
+    bytes."""
     import numpy as np
 
     value = np.asarray(value)
-    return value.astype(np.bytes_) if value.dtype == object else value
+    if value.dtype == object:
+        flat = [v.encode("utf-8") if isinstance(v, str) else v for v in value.ravel()]
+        return np.array(flat, dtype=np.bytes_).reshape(value.shape)
+    return np.char.encode(value, "utf-8") if value.dtype.kind == "U" else value
 
 
-def _tf_array(value):
-    """A result as TensorFlow gives it: strings as an object array of bytes."""
+def _tf_array(tensor):
+    """An output tensor as TensorFlow gives it: strings as an object array of their bytes as
+    they are (not decoded as UTF-8)."""
     import numpy as np
+    import openvino as ov
 
-    value = np.asarray(value)
-    if value.dtype.kind == "U":
-        value = np.char.encode(value, "utf-8")
-    return value.astype(object) if value.dtype.kind == "S" else value
+    if tensor.element_type == ov.Type.string:
+        return np.asarray(tensor.bytes_data).astype(object).reshape(tuple(tensor.shape))
+    return np.array(tensor.data, copy=True)
 
 
 class OpenVinoSession(Session):
@@ -65,10 +74,11 @@ class OpenVinoSession(Session):
     def _run(self, model, feeds: dict) -> dict:
         """{tensor name: array} of a compiled model's results."""
         try:
-            result = model({info.name: _ov_array(feeds[info.name]) for info in self.inputs})
+            request = model.create_infer_request()
+            request.infer({info.name: _ov_array(feeds[info.name]) for info in self.inputs})
         except Exception as err:  # noqa: BLE001 -- OpenVINO's errors for a model
-            raise RunError(f"OpenVINO cannot run it ({first_line(err)})") from err
-        return {name: _tf_array(value) for port, value in result.items()
+            raise RunError(f"OpenVINO cannot run it ({reason(err)})") from err
+        return {name: _tf_array(request.get_tensor(port)) for port in model.outputs
                 for name in port.get_names()}
 
     def _compile(self, model, config: dict):

@@ -1,32 +1,41 @@
 """openvino-tokenizers (in the `openvino` extra): OpenVINO's extension with TensorFlow-frontend
 rules for string ops (StringLower, StaticRegexReplace, StringSplitV2, lookup tables,
 RaggedTensorToTensor, ...) and the CPU kernels that run them. Importing the package registers
-it with every `ov.Core` and frontend made afterwards; it is imported only for a graph with
-string tensors and for an IR that uses its ops (`version="extension"` in the `.xml`)."""
+it with every `ov.Core` and frontend made afterwards (the whole process); it is imported for a
+graph the extension may be needed for (`needed`: whatever ran before in the process, the same
+graph converts the same way) and for an IR that uses its ops (`version="extension"`)."""
 
 from __future__ import annotations
 
-from graphfreeze.errors import ConfigError
+from graphfreeze.errors import ConfigError, RunError
 
 PACKAGE = "openvino-tokenizers"
 _STRING = 7  # types_pb2.DT_STRING
+# the ops without strings the extension translates (its library's TensorFlow-frontend rules)
+_NUMERIC_OPS = frozenset({"RaggedTensorToTensor", "RaggedTensorToSparse", "LookupTableFind",
+                          "LookupTableFindV2"})
 
 
-def has_strings(graph_def) -> bool:
-    """Whether a node of the graph (or of a function it defines) has a string-typed attr: a
-    string tensor, a table of strings, a string op's input or output."""
+def needed(graph_def) -> bool:
+    """Whether the extension may translate some of the graph (or its functions' bodies): a node
+    with a string-typed attr (a string tensor, a table of strings, a string op), or a ragged or
+    table op."""
+    from graphfreeze.graph.op_libraries import ops_used
+
     nodes = [*graph_def.node, *(n for f in graph_def.library.function for n in f.node_def)]
-    return any(value.type == _STRING or _STRING in value.list.type
-               for node in nodes for value in node.attr.values())
+    return bool(ops_used(graph_def) & _NUMERIC_OPS) or any(
+        value.type == _STRING or _STRING in value.list.type
+        for node in nodes for value in node.attr.values())
 
 
 def load() -> bool:
-    """Register the extension (True), or False when the package is not installed."""
+    """Register the extension (True), or False when the package is not installed (or not built
+    for this OpenVINO)."""
     try:
-        import openvino_tokenizers  # noqa: F401 -- registers itself with Core and FrontEnd
+        import openvino_tokenizers  # registers itself with Core and FrontEnd
     except ImportError:
         return False
-    return True
+    return bool(getattr(openvino_tokenizers, "is_openvino_tokenizers_compatible", True))
 
 
 def hint() -> str:
@@ -44,8 +53,11 @@ def extension_ops(model) -> list[str]:
 def load_for(xml_path: str) -> None:
     """Register the extension before an IR that uses it is read; ConfigError naming the
     package when it is not installed."""
-    with open(xml_path, "rb") as f:
-        if b'version="extension"' not in f.read() or load():
-            return
+    try:
+        with open(xml_path, "rb") as f:
+            if b'version="extension"' not in f.read() or load():
+                return
+    except OSError as err:
+        raise RunError(f"OpenVINO cannot read it ({err.strerror})") from err
     raise ConfigError(f"{xml_path} uses ops of OpenVINO's tokenizer extension, which run with "
                       f"{PACKAGE}, not installed; pip install 'graphfreeze[openvino]'")

@@ -1,5 +1,6 @@
-"""TF-Text ops before tf2onnx: those it maps to onnxruntime-extensions ops ask for the
-ai.onnx.contrib opset, any other is one line naming the node, the op and what takes it."""
+"""TF-Text and string ops before tf2onnx: those it maps to onnxruntime-extensions ops ask for
+the ai.onnx.contrib opset; any other TF-Text op, and a string op whose extensions kernel
+computes something else, is one line naming the node, the op and what takes it."""
 
 from __future__ import annotations
 
@@ -32,12 +33,13 @@ def test_an_unmapped_text_op_is_one_line():
                     "target"), line
 
 
-def split_graph(sep: bytes):
+def split_graph(sep: bytes, maxsplit: int = -1):
     from graphfreeze.graph.consts import make_const
 
     graph_def = graph("Placeholder")
     graph_def.node.append(make_const("sep", np.array(sep, dtype=object)))
-    graph_def.node.add(name="split", op="StringSplitV2", input=["n0", "sep"])
+    split = graph_def.node.add(name="split", op="StringSplitV2", input=["n0", "sep"])
+    split.attr["maxsplit"].i = maxsplit
     return graph_def
 
 
@@ -48,13 +50,18 @@ def test_string_ops_tf2onnx_maps_to_the_extensions_ask_for_the_contrib_opset():
     assert opset.domain == "ai.onnx.contrib"
 
 
-@pytest.mark.parametrize("graph_def,node,op", [
-    (split_graph(b""), "split", "StringSplitV2"),  # whitespace in TF, characters in ONNX
-    (graph("Placeholder", "StringToHashBucketFast"), "n1", "StringToHashBucketFast"),
+@pytest.mark.parametrize("graph_def,node,op,why", [
+    (split_graph(b""), "split", "StringSplitV2", "splits on whitespace, StringSplit into "
+                                                 "characters"),
+    (split_graph(b", "), "split", "StringSplitV2", "the whole separator b', ', StringSplit on "
+                                                   "each of its bytes"),
+    (split_graph(b" ", maxsplit=1), "split", "StringSplitV2", "no maxsplit (this one's is 1)"),
+    (graph("Placeholder", "StringToHashBucketFast"), "n1", "StringToHashBucketFast",
+     "other buckets"),
 ])
-def test_a_string_op_the_extensions_compute_otherwise_is_one_line(graph_def, node, op):
+def test_a_string_op_the_extensions_compute_otherwise_is_one_line(graph_def, node, op, why):
     with pytest.raises(InputError) as caught:
         extra_opsets(graph_def, "m.pb")
     line = str(caught.value)
-    assert line.startswith(f"m.pb: node '{node}' ({op}): ") and line.endswith(
-        "use the android, server or openvino target"), line
+    assert line.startswith(f"m.pb: node '{node}' ({op}): onnxruntime-extensions' kernel") and \
+        why in line and line.endswith("use the android, server or openvino target"), line
