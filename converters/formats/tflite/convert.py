@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.tflite.composites import composite_converter, renamed
+from graphfreeze.formats.tflite.litert_calibration import in_litert
 from graphfreeze.formats.tflite.qat import is_qat, qat_converter
 from graphfreeze.formats.tflite.selective import calibrate
 from graphfreeze.formats.tflite.tensor_lists import static_element_shapes
@@ -108,12 +109,20 @@ def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
     conv = converter(state.graph_def, state, options, inputs, samples)
     where = state.model.graph_file
     text_ops.prepare(conv, state.graph_def, where)
-    model = run_converter(conv, where, options.allow_tf_ops)
+    with in_litert([ref.node for ref in state.inputs]) if options.quantize == "int8" and \
+            needs_litert(state.graph_def, inputs) else contextlib.nullcontext():
+        model = run_converter(conv, where, options.allow_tf_ops)
     if getattr(conv, "allow_custom_ops", False):
         text_ops.check_custom_ops(model, where)
     if hasattr(conv, "graphfreeze_folder"):  # composites' SavedModel: the graph's names back
         model = renamed(model, [ref.node for ref in state.inputs])
     return model
+
+
+def needs_litert(graph_def, inputs) -> bool:
+    """Whether int8 calibration must run in LiteRT (`litert_calibration`): string inputs, which
+    TFLite's calibrator cannot take, or lookup tables, which it leaves empty."""
+    return has_tables(graph_def) or any(i.dtype == "string" for i in inputs)
 
 
 def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:

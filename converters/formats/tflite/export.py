@@ -94,11 +94,11 @@ def run(state, options: TFLiteOptions):
                          "pass --calibration (or --verify-data) with real images, or use "
                          "tflite-fp16 or tflite-dynamic")
     text = next((i.name for i in inputs if i.dtype == "string"), None)
-    if text and options.quantize in ("int8", "int16x8") and not qat:
+    if text and options.quantize == "int16x8" and not qat:  # int8 calibrates in LiteRT
         raise InputError(f"{state.model.graph_file}: input '{text}' is a string, which TFLite's "
-                         "integer calibration cannot take (its calibrator crashes on strings, or "
+                         "16x8 calibration cannot take (its calibrator crashes on strings, or "
                          "calibrates lookups that all miss: the table's initializer does not "
-                         "run); use the tflite-dynamic target (int8 weights) or tflite")
+                         "run); use edge-int8, tflite-dynamic (int8 weights) or tflite")
     report = options.quantize != "none" and options.layer_report and bool(inputs) and \
         not is_qat(state.graph_def) and not loop and \
         not text_ops.text_ops(state.graph_def) and \

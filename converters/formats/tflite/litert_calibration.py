@@ -1,0 +1,82 @@
+"""Calibration in LiteRT's own interpreter, for models TFLite's calibrator cannot run: string
+inputs (its FeedTensor crashes on them) and lookup tables (it never runs the initializer
+subgraph that fills them, so every lookup misses). TFLiteConverter's step is kept whole -- the
+float model it made, min/max over every sample of each float tensor an op reads or writes,
+written where its calibrator writes them (the tensors' quantization min/max) -- only the
+interpreter that runs the samples is LiteRT's, which runs both."""
+
+from __future__ import annotations
+
+import contextlib
+
+
+class LiteRTCalibrator:
+    """TensorFlow's `optimize.calibrator.Calibrator` as TFLiteConverter calls it (`calibrate`
+    only: graphfreeze quantizes the calibrated model itself, `selective.quantize`)."""
+
+    names: list[str] = []  # the graph's inputs (nodes), in the samples' order
+
+    def __init__(self, model_content: bytes, *_registerers):
+        self.model = bytes(model_content)
+
+    def calibrate(self, dataset_gen) -> bytes:
+        """The model with each float tensor's min/max over the samples (lists in the order of
+        `names`, matched to the model's inputs by name: `interpreter.by_name`)."""
+        import numpy as np
+        from graphfreeze.formats.tflite.interpreter import by_name, interpreter
+        from graphfreeze.process.quiet import native_stderr_off
+        from tensorflow.lite.python import schema_py_generated as schema
+        from tensorflow.lite.tools import flatbuffer_utils
+
+        interp = interpreter(model_content=self.model, preserve_all_tensors=True)
+        ranges: dict[int, tuple[float, float]] = {}
+        with native_stderr_off():
+            listed = interp.get_input_details()
+            named = by_name(listed, self.names) if len(self.names) == len(listed) else {}
+            details = [named[n] for n in self.names] if named else listed
+            for sample in dataset_gen():
+                for detail, value in zip(details, sample, strict=True):
+                    interp.resize_tensor_input(detail["index"], np.shape(value))
+                interp.allocate_tensors()
+                for detail, value in zip(details, sample, strict=True):
+                    interp.set_tensor(detail["index"], np.asarray(value).astype(detail["dtype"]))
+                interp.invoke()
+                for i in _float_tensors(interp):
+                    value = interp.get_tensor(i)
+                    if not value.size:
+                        continue
+                    low, high = float(value.min()), float(value.max())
+                    old = ranges.get(i, (low, high))
+                    ranges[i] = (min(old[0], low), max(old[1], high))
+        model = flatbuffer_utils.convert_bytearray_to_object(bytearray(self.model))
+        tensors = model.subgraphs[0].tensors
+        for i, (low, high) in ranges.items():
+            if tensors[i].quantization is None:
+                tensors[i].quantization = schema.QuantizationParametersT()
+            tensors[i].quantization.min = np.array([low], np.float32)
+            tensors[i].quantization.max = np.array([high], np.float32)
+        return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
+
+
+def _float_tensors(interp) -> list[int]:
+    """The float32 tensors the main subgraph's ops read or write."""
+    import numpy as np
+
+    used = {int(i) for op in interp._get_ops_details()  # noqa: SLF001
+            for i in (*op["inputs"], *op["outputs"]) if int(i) >= 0}
+    return sorted(d["index"] for d in interp.get_tensor_details()
+                  if d["index"] in used and d["dtype"] == np.float32)
+
+
+@contextlib.contextmanager
+def in_litert(names: list[str]):
+    """TFLiteConverter's calibration run in LiteRT (`LiteRTCalibrator`) while converting, on
+    samples given in the order of the graph's input nodes `names`."""
+    from tensorflow.lite.python.optimize import calibrator
+
+    saved = calibrator.Calibrator
+    calibrator.Calibrator = type("Calibrator", (LiteRTCalibrator,), {"names": list(names)})
+    try:
+        yield
+    finally:
+        calibrator.Calibrator = saved
