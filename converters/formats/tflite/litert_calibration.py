@@ -22,40 +22,55 @@ class LiteRTCalibrator:
     def calibrate(self, dataset_gen) -> bytes:
         """The model with each float tensor's min/max over the samples (lists in the order of
         `names`, matched to the model's inputs by name: `interpreter.by_name`)."""
-        import numpy as np
-        from graphfreeze.formats.tflite.interpreter import by_name, interpreter
-        from graphfreeze.process.quiet import native_stderr_off
-        from tensorflow.lite.python import schema_py_generated as schema
-        from tensorflow.lite.tools import flatbuffer_utils
-
-        interp = interpreter(model_content=self.model, preserve_all_tensors=True)
         ranges: dict[int, tuple[float, float]] = {}
-        with native_stderr_off():
-            listed = interp.get_input_details()
-            named = by_name(listed, self.names) if len(self.names) == len(listed) else {}
-            details = [named[n] for n in self.names] if named else listed
-            for sample in dataset_gen():
-                for detail, value in zip(details, sample, strict=True):
-                    interp.resize_tensor_input(detail["index"], np.shape(value))
-                interp.allocate_tensors()
-                for detail, value in zip(details, sample, strict=True):
-                    interp.set_tensor(detail["index"], np.asarray(value).astype(detail["dtype"]))
-                interp.invoke()
-                for i in _float_tensors(interp):
-                    value = interp.get_tensor(i)
-                    if not value.size:
-                        continue
+        for interp in runs(self.model, dataset_gen(), self.names):
+            for i in _float_tensors(interp):
+                value = interp.get_tensor(i)
+                if value.size:
                     low, high = float(value.min()), float(value.max())
                     old = ranges.get(i, (low, high))
                     ranges[i] = (min(old[0], low), max(old[1], high))
-        model = flatbuffer_utils.convert_bytearray_to_object(bytearray(self.model))
-        tensors = model.subgraphs[0].tensors
-        for i, (low, high) in ranges.items():
-            if tensors[i].quantization is None:
-                tensors[i].quantization = schema.QuantizationParametersT()
-            tensors[i].quantization.min = np.array([low], np.float32)
-            tensors[i].quantization.max = np.array([high], np.float32)
-        return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
+        return with_ranges(self.model, ranges)
+
+
+def runs(model: bytes, samples, names=()):
+    """The interpreter (all tensors kept) after each run of `model` on a sample (a list of
+    arrays in the order of the graph's input nodes `names`, else of the model's inputs), each
+    input resized to the sample's shape."""
+    import numpy as np
+    from graphfreeze.formats.tflite.interpreter import by_name, interpreter
+    from graphfreeze.process.quiet import native_stderr_off
+
+    interp = interpreter(model_content=model, preserve_all_tensors=True)
+    listed = interp.get_input_details()
+    named = by_name(listed, list(names)) if len(names) == len(listed) else {}
+    details = [named[n] for n in names] if named else listed
+    for sample in samples:
+        with native_stderr_off():
+            for detail, value in zip(details, sample, strict=True):
+                interp.resize_tensor_input(detail["index"], np.shape(value))
+            interp.allocate_tensors()
+            for detail, value in zip(details, sample, strict=True):
+                interp.set_tensor(detail["index"], np.asarray(value).astype(detail["dtype"]))
+            interp.invoke()
+        yield interp
+
+
+def with_ranges(model: bytes, ranges: dict) -> bytes:
+    """`model` with {tensor index: (min, max)} of its main subgraph as the tensors'
+    quantization min/max (where TFLite's calibrator writes them)."""
+    import numpy as np
+    from tensorflow.lite.python import schema_py_generated as schema
+    from tensorflow.lite.tools import flatbuffer_utils
+
+    parsed = flatbuffer_utils.convert_bytearray_to_object(bytearray(model))
+    tensors = parsed.subgraphs[0].tensors
+    for i, (low, high) in ranges.items():
+        if tensors[i].quantization is None:
+            tensors[i].quantization = schema.QuantizationParametersT()
+        tensors[i].quantization.min = np.array([low], np.float32)
+        tensors[i].quantization.max = np.array([high], np.float32)
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(parsed))
 
 
 def _float_tensors(interp) -> list[int]:

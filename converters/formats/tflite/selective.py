@@ -101,32 +101,19 @@ def averaged_ranges(calibrated: bytes, samples: list, smoothing: float = SMOOTHI
     min/max (as ai-edge-quantizer and QAT's moving averages do) in place of TensorFlow's min/max
     over every sample, which one outlier widens for every value: the quantizer then spends its
     256 steps on what the layer usually carries."""
-    import numpy as np
-    from graphfreeze.formats.tflite.interpreter import interpreter
-    from graphfreeze.process.quiet import native_stderr_off
+    from graphfreeze.formats.tflite.litert_calibration import runs, with_ranges
     from tensorflow.lite.tools import flatbuffer_utils
 
     model = flatbuffer_utils.convert_bytearray_to_object(bytearray(calibrated))
-    tensors = model.subgraphs[0].tensors
-    recorded = [i for i, t in enumerate(tensors) if t.quantization is not None
+    recorded = [i for i, t in enumerate(model.subgraphs[0].tensors) if t.quantization is not None
                 and t.quantization.min is not None and len(t.quantization.min) == 1]
-    interp = interpreter(model_content=calibrated, preserve_all_tensors=True)
-    with native_stderr_off():
-        interp.allocate_tensors()
-        details = interp.get_input_details()
-        ranges: dict[int, tuple[float, float]] = {}
-        for sample in samples:
-            for detail, value in zip(details, sample, strict=True):
-                interp.set_tensor(detail["index"], value.astype(detail["dtype"]))
-            interp.invoke()
-            for i in recorded:
-                value = interp.get_tensor(i)
-                low, high = float(value.min()), float(value.max())
-                old = ranges.get(i)
-                ranges[i] = (low, high) if old is None else \
-                    (smoothing * old[0] + (1 - smoothing) * low,
-                     smoothing * old[1] + (1 - smoothing) * high)
-    for i, (low, high) in ranges.items():
-        tensors[i].quantization.min = np.array([low], np.float32)
-        tensors[i].quantization.max = np.array([high], np.float32)
-    return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
+    ranges: dict[int, tuple[float, float]] = {}
+    for interp in runs(calibrated, samples):
+        for i in recorded:
+            value = interp.get_tensor(i)
+            low, high = float(value.min()), float(value.max())
+            old = ranges.get(i)
+            ranges[i] = (low, high) if old is None else \
+                (smoothing * old[0] + (1 - smoothing) * low,
+                 smoothing * old[1] + (1 - smoothing) * high)
+    return with_ranges(calibrated, ranges)
