@@ -25,7 +25,10 @@ class LiteRTCalibrator:
         ranges: dict[int, tuple[float, float]] = {}
         for interp in runs(self.model, dataset_gen(), self.names):
             for i in _float_tensors(interp):
-                value = interp.get_tensor(i)
+                try:
+                    value = interp.get_tensor(i)
+                except ValueError:  # never computed (a loop's state the interpreter freed)
+                    continue
                 if value.size:
                     low, high = float(value.min()), float(value.max())
                     old = ranges.get(i, (low, high))
