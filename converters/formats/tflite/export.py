@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.tflite import aot, delegates, int8, text_ops
-from graphfreeze.formats.tflite.convert import convert, converter, learned_ranges
+from graphfreeze.formats.tflite.convert import convert, converter, learned_ranges, needs_litert
 from graphfreeze.formats.tflite.gaps import tflite_gaps
 from graphfreeze.formats.tflite.qat import float_ops, is_qat, kept_float
 from graphfreeze.formats.tflite.runtime import open_tflite
@@ -111,11 +111,13 @@ def run(state, options: TFLiteOptions):
     model = None
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
         model = int8.build(data, options, state.model.graph_file, samples,
-                           state.model.notes.get("keras"))
+                           state.model.notes.get("keras"), [ref.node for ref in state.inputs])
         data = model.quantized()
     # partly QAT (quantize_annotate_layer on some layers): the other layers stay float, as
-    # TFLiteConverter keeps them (qat.kept_float)
+    # TFLiteConverter keeps them (qat.kept_float); calibrated in LiteRT: what it left float
     rest = float_ops(data) if qat and options.quantize == "int8" else []
+    uncalibrated = float_ops(data) if model is not None and not options.keep_float and \
+        needs_litert(state.graph_def, inputs) else []
     (local,) = state.files.workdir([state.output_path])
     with open(local, "wb") as f:
         f.write(data)
@@ -125,6 +127,11 @@ def run(state, options: TFLiteOptions):
         warnings += dynamic_warning(state, options, inputs, concrete)
     if rest:
         warnings.append(kept_float(state.target, rest))
+    if uncalibrated:
+        warnings.append(f"{state.target}: {len(uncalibrated)} op(s) stay float "
+                        f"({', '.join(uncalibrated[:2])}): TFLite's quantizer has no int8 "
+                        "kernel for them, or they run inside an If branch, which the "
+                        "calibration in LiteRT (for string inputs and tables) does not cover")
     facts = {"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
              "node_count": len(state.graph_def.node), "tflite_io": io_types(data),
              "gpu": delegates.fact(data),

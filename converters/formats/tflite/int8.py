@@ -23,6 +23,7 @@ class Int8Model:
     ranges: str = "minmax"
     nodes: tuple[str, ...] = ()  # tensors (ops' outputs) kept in float
     ops: tuple[str, ...] = ()  # op types kept in float
+    names: tuple[str, ...] = ()  # the graph's input nodes, in the samples' order
     memo: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def calibrated(self, ranges: str | None = None) -> bytes:
@@ -32,7 +33,8 @@ class Int8Model:
             return self.raw
         if ranges not in self.memo:
             try:
-                self.memo[ranges] = selective.averaged_ranges(self.raw, self.samples)
+                self.memo[ranges] = selective.averaged_ranges(self.raw, self.samples,
+                                                              self.names)
             except (RuntimeError, ValueError) as err:  # the interpreter cannot run it
                 from graphfreeze.errors import InputError, first_line
 
@@ -48,11 +50,11 @@ class Int8Model:
 
 
 def build(calibrated: bytes, options, where: str, samples: list,
-          keras: str | None = None) -> Int8Model:
+          keras: str | None = None, names=()) -> Int8Model:
     """The model to quantize: ranges as --calibration-ranges says, --keep-float resolved (Keras
     layer names as `keras` named their ops: selective.resolve)."""
     model = Int8Model(calibrated, samples, options.io_type, options.per_tensor,
-                      options.calibration_ranges)
+                      options.calibration_ranges, names=tuple(names))
     nodes, ops = selective.resolve(options.keep_float, model.calibrated(), where, keras) \
         if options.keep_float else ([], [])
     return dataclasses.replace(model, nodes=tuple(nodes), ops=tuple(ops))

@@ -1,13 +1,17 @@
 """Calibration in LiteRT's own interpreter, for models TFLite's calibrator cannot run: string
 inputs (its FeedTensor crashes on them) and lookup tables (it never runs the initializer
-subgraph that fills them, so every lookup misses). TFLiteConverter's step is kept whole -- the
-float model it made, min/max over every sample of each float tensor an op reads or writes,
-written where its calibrator writes them (the tensors' quantization min/max) -- only the
-interpreter that runs the samples is LiteRT's, which runs both."""
+subgraph that fills them, so every lookup misses). TFLiteConverter's step is kept -- the float
+model it made, min/max over every sample of each float tensor an op of the main graph reads or
+writes, written where its calibrator writes them (the tensors' quantization min/max) -- but the
+samples run in LiteRT, which runs both. Unlike TFLite's calibrator it records the main graph
+only: ops in `If` branches stay float (export warns, `qat.float_ops`)."""
 
 from __future__ import annotations
 
 import contextlib
+import threading
+
+_SWAP = threading.Lock()
 
 
 class LiteRTCalibrator:
@@ -25,15 +29,20 @@ class LiteRTCalibrator:
         ranges: dict[int, tuple[float, float]] = {}
         for interp in runs(self.model, dataset_gen(), self.names):
             for i in _float_tensors(interp):
-                try:
-                    value = interp.get_tensor(i)
-                except ValueError:  # never computed (a loop's state the interpreter freed)
-                    continue
-                if value.size:
-                    low, high = float(value.min()), float(value.max())
-                    old = ranges.get(i, (low, high))
-                    ranges[i] = (min(old[0], low), max(old[1], high))
+                if (found := span(interp, i)) is not None:
+                    old = ranges.get(i, found)
+                    ranges[i] = (min(old[0], found[0]), max(old[1], found[1]))
         return with_ranges(self.model, ranges)
+
+
+def span(interp, index: int) -> tuple[float, float] | None:
+    """(min, max) of a tensor after a run; None if it is empty or was never computed (a
+    loop's state the interpreter freed)."""
+    try:
+        value = interp.get_tensor(index)
+    except ValueError:
+        return None
+    return (float(value.min()), float(value.max())) if value.size else None
 
 
 def runs(model: bytes, samples, names=()):
@@ -92,9 +101,10 @@ def in_litert(names: list[str]):
     samples given in the order of the graph's input nodes `names`."""
     from tensorflow.lite.python.optimize import calibrator
 
-    saved = calibrator.Calibrator
-    calibrator.Calibrator = type("Calibrator", (LiteRTCalibrator,), {"names": list(names)})
-    try:
-        yield
-    finally:
-        calibrator.Calibrator = saved
+    with _SWAP:  # one conversion at a time holds the module's class
+        saved = calibrator.Calibrator
+        calibrator.Calibrator = type("Calibrator", (LiteRTCalibrator,), {"names": list(names)})
+        try:
+            yield
+        finally:
+            calibrator.Calibrator = saved

@@ -96,22 +96,24 @@ RANGES = ("minmax", "average")
 SMOOTHING = 0.95  # ai-edge-quantizer's moving-average weight
 
 
-def averaged_ranges(calibrated: bytes, samples: list, smoothing: float = SMOOTHING) -> bytes:
+def averaged_ranges(calibrated: bytes, samples: list, names=(),
+                    smoothing: float = SMOOTHING) -> bytes:
     """The calibrated model with each activation's range the moving average of its per-sample
     min/max (as ai-edge-quantizer and QAT's moving averages do) in place of TensorFlow's min/max
     over every sample, which one outlier widens for every value: the quantizer then spends its
     256 steps on what the layer usually carries."""
-    from graphfreeze.formats.tflite.litert_calibration import runs, with_ranges
+    from graphfreeze.formats.tflite.litert_calibration import runs, span, with_ranges
     from tensorflow.lite.tools import flatbuffer_utils
 
     model = flatbuffer_utils.convert_bytearray_to_object(bytearray(calibrated))
     recorded = [i for i, t in enumerate(model.subgraphs[0].tensors) if t.quantization is not None
                 and t.quantization.min is not None and len(t.quantization.min) == 1]
     ranges: dict[int, tuple[float, float]] = {}
-    for interp in runs(calibrated, samples):
+    for interp in runs(calibrated, samples, names):
         for i in recorded:
-            value = interp.get_tensor(i)
-            low, high = float(value.min()), float(value.max())
+            if (found := span(interp, i)) is None:
+                continue
+            low, high = found
             old = ranges.get(i)
             ranges[i] = (low, high) if old is None else \
                 (smoothing * old[0] + (1 - smoothing) * low,
