@@ -54,6 +54,16 @@ def gc_paused():
             gc.enable()
 
 
+def all_nodes(graph_def) -> list[NodeDef]:
+    """The graph's nodes, then those of its function library's bodies."""
+    return [*graph_def.node, *(n for f in graph_def.library.function for n in f.node_def)]
+
+
+def first_of_op(graph_def, op: str) -> str:
+    """The name of the first node (of the graph, else a function body) of type `op`."""
+    return next(n.name for n in all_nodes(graph_def) if n.op == op)
+
+
 def nodes_by_name(graph_def) -> dict[str, NodeDef]:
     return {n.name: n for n in graph_def.node}
 

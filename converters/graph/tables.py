@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 
 from graphfreeze.errors import InputError
+from graphfreeze.graph.graphdefs import all_nodes
 
 TABLE_INIT = "init_all_tables"
 FIND_OPS = ("LookupTableFindV2", "LookupTableFind")
@@ -49,7 +50,7 @@ def creator_nodes(resource) -> list:
         graph_def = create.get_concrete_function().graph.as_graph_def()
     except (AttributeError, TypeError, ValueError):
         return []
-    return [*graph_def.node, *(n for f in graph_def.library.function for n in f.node_def)]
+    return all_nodes(graph_def)
 
 
 def resources_by_handle(owner) -> dict[int, object]:

@@ -81,6 +81,13 @@ def test_keras_string_layers_on_openvino_and_onnx_refusing_what_it_computes_othe
                   3, f"({op})", "onnxruntime-extensions", "openvino target")
 
 
+def test_int8_calibrated_in_litert_names_the_ops_left_float(family, freeze, monkeypatch):
+    path, args = _in_folder(family, monkeypatch, "ragged_lookup")
+    result = freeze(path, *args, "--target", "edge-int8", "-o", "i8/")
+    assert result.exit_code == 0, result.output  # the ragged sums have no int8 kernel
+    assert "edge-int8: 2 op(s) stay float (UNSORTED_SEGMENT_SUM" in result.output, result.output
+
+
 def test_a_mutable_table_is_refused_naming_its_lookup(family, freeze, monkeypatch):
     path, _ = _in_folder(family, monkeypatch, "static_hash_table")
     result = freeze(path, "--signature", "mutable", "--target", "android", "-o", "mutable/")

@@ -35,7 +35,7 @@ def test_graphfreeze_is_the_installed_wheel(tmp_path):
             "  'url': json.loads(d.read_text('direct_url.json') or '{}'),\n"
             "  'extras': {e: bool(u.find_spec(e)) for e in sys.argv[1:]}}))")
     extras = ["tf2onnx", "onnx", "onnxruntime", "tensorflow_model_optimization", "ai_edge_litert",
-              "openvino", "ray"]
+              "openvino", "openvino_tokenizers", "ray"]
     done = run(WHEEL / "bin" / "python", "-c", code, *extras, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
@@ -92,6 +92,20 @@ def test_an_npu_target_without_its_sdk_is_one_line(iris):
     assert done.returncode == 6, done.stderr
     assert "pip install 'graphfreeze[npu-qualcomm]'" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not (iris / "npu").exists()
+
+
+def test_a_lookup_table_to_openvino_and_int8(family, tmp_path):
+    """The installed extras' paths for strings and tables: openvino-tokenizers (the `openvino`
+    extra) and int8 calibrated in LiteRT, in the model's folder."""
+    path, _ = family("tf1_table_savedmodel")
+    folder = tmp_path / "table"
+    shutil.copytree(path.parent, folder)
+    done = freeze(path.name, "--target", "openvino,edge-int8", "-o", "out/", cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    openvino = sidecar(folder / "out" / f"{path.name}.xml")
+    int8 = sidecar(folder / "out" / f"{path.name}.tflite")
+    assert openvino["verification"]["passed"] and int8["verification"]["passed"]
+    assert openvino["op_libraries"] == ["openvino-tokenizers"] and int8["quantize"] == "int8"
 
 
 def test_every_target_in_one_run(converted):

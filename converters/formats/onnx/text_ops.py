@@ -34,6 +34,7 @@ def extra_opsets(graph_def, where: str) -> list:
     """The opsets tf2onnx needs beyond the standard one for the graph's TF-Text ops and the
     string ops it maps to onnxruntime-extensions ([] without any); InputError for a TF-Text op
     tf2onnx does not map, or an op whose mapping computes something else."""
+    from graphfreeze.graph.graphdefs import first_of_op
     from graphfreeze.graph.op_libraries import ONNX_CONTRIB, ops_used, takers, text_ops
 
     used = text_ops(graph_def)
@@ -45,7 +46,7 @@ def extra_opsets(graph_def, where: str) -> list:
     missing = [op for op in used if op not in ONNX_CONTRIB]
     if missing:
         op = missing[0]
-        raise InputError(f"{where}: node '{_node_of(graph_def, op)}' has TF-Text op '{op}', "
+        raise InputError(f"{where}: node '{first_of_op(graph_def, op)}' has TF-Text op '{op}', "
                          f"which tf2onnx maps to no ONNX or onnxruntime-extensions op; use "
                          f"{takers(op)}")
     return [_opset()] if used or contrib else []
@@ -57,13 +58,13 @@ def _differing(graph_def, contrib: set[str]):
     the graph (its StringSplit splits on each byte of a longer one, on characters for an empty
     one, and has no maxsplit)."""
     from graphfreeze.graph.consts import const_value
+    from graphfreeze.graph.graphdefs import all_nodes
 
     by_name = {n.name: n for n in graph_def.node}
-    top = [(n, True) for n in graph_def.node]
-    for node, in_graph in [*top, *((n, False) for f in graph_def.library.function
-                                   for n in f.node_def)]:
+    for k, node in enumerate(all_nodes(graph_def)):
         if node.op not in contrib:
             continue
+        in_graph = k < len(graph_def.node)  # a body's inputs name its own nodes
         if node.op == "StringToHashBucketFast":
             yield node, "it puts strings in other buckets (another hash function)"
         elif node.op == "StringSplitV2":
@@ -81,12 +82,6 @@ def _differing(graph_def, contrib: set[str]):
                              "on each of its bytes")
             elif maxsplit != -1:
                 yield node, f"StringSplit has no maxsplit (this one's is {maxsplit})"
-
-
-def _node_of(graph_def, op: str) -> str:
-    """The name of the first node (of the graph or a function body) of type `op`."""
-    nodes = [*graph_def.node, *(n for f in graph_def.library.function for n in f.node_def)]
-    return next(n.name for n in nodes if n.op == op)
 
 
 def _opset():
@@ -124,4 +119,3 @@ def runtime_needs(model) -> tuple[dict, tuple[str, ...]]:
             (f"{CONTRIB} ops ({', '.join(ops)}): register onnxruntime-extensions' library "
              "(SessionOptions.register_custom_ops_library(onnxruntime_extensions."
              "get_library_path()))",))
-

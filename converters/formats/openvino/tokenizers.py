@@ -20,12 +20,12 @@ def needed(graph_def) -> bool:
     """Whether the extension may translate some of the graph (or its functions' bodies): a node
     with a string-typed attr (a string tensor, a table of strings, a string op), or a ragged or
     table op."""
+    from graphfreeze.graph.graphdefs import all_nodes
     from graphfreeze.graph.op_libraries import ops_used
 
-    nodes = [*graph_def.node, *(n for f in graph_def.library.function for n in f.node_def)]
     return bool(ops_used(graph_def) & _NUMERIC_OPS) or any(
         value.type == _STRING or _STRING in value.list.type
-        for node in nodes for value in node.attr.values())
+        for node in all_nodes(graph_def) for value in node.attr.values())
 
 
 def load() -> bool:

@@ -7,6 +7,7 @@ without a kernel is refused before converting, in one line naming the op and wha
 from __future__ import annotations
 
 from graphfreeze.errors import InputError
+from graphfreeze.graph.graphdefs import first_of_op
 from graphfreeze.graph.op_libraries import TFLITE_KERNELS as KERNELS
 from graphfreeze.graph.op_libraries import takers, text_ops
 
@@ -28,7 +29,7 @@ def prepare(conv, graph_def, where: str) -> None:
     missing = [op for op in used if op not in KERNELS]
     if missing:
         op = missing[0]
-        node = _node_of(graph_def, op)
+        node = first_of_op(graph_def, op)
         instead = f"build the tokenizer with TF-Text's {INSTEAD[op]}, which has one, " \
             if op in INSTEAD else ""
         raise InputError(
@@ -41,11 +42,6 @@ def prepare(conv, graph_def, where: str) -> None:
     # int8 calibration runs the model: TF-Text's kernels registered there too
     conv.target_spec._experimental_custom_op_registerers = list(  # noqa: SLF001
         tflite_registrar.SELECT_TFTEXT_OPS)
-
-
-def _node_of(graph_def, op: str) -> str:
-    nodes = [*graph_def.node, *(n for f in graph_def.library.function for n in f.node_def)]
-    return next(n.name for n in nodes if n.op == op)
 
 
 def custom_ops(model) -> list[str]:

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from graphfreeze.errors import ConfigError
+from graphfreeze.errors import ConfigError, RunError
 from graphfreeze.formats.openvino import tokenizers
 from graphfreeze.graph.consts import make_const
 from tensorflow.core.framework import graph_pb2
@@ -38,6 +38,8 @@ def test_an_ir_of_extension_ops_needs_the_package(tmp_path, monkeypatch):
                                  "with openvino-tokenizers, not installed; pip install "
                                  "'graphfreeze[openvino]'")
     assert "pip install 'graphfreeze[openvino]'" in tokenizers.hint()
+    with pytest.raises(RunError, match="OpenVINO cannot read it"):
+        tokenizers.load_for(str(tmp_path / "gone.xml"))
 
 
 def test_strings_reach_openvino_as_bytes_and_come_back_as_they_were(tmp_path):
