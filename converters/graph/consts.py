@@ -13,8 +13,9 @@ from graphfreeze.graph.ops import IDENTITY_OPS
 
 
 def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
-    from tensorflow.core.framework import node_def_pb2
-    from tensorflow.python.framework import tensor_util
+    """A Const of `value` (a numeric array: its bytes; else, or with a TensorFlow `dtype`,
+    as `make_tensor_proto` writes it)."""
+    from graphfreeze.proto.tf import node_def_pb2
 
     node = node_def_pb2.NodeDef(name=name, op="Const")
     tensor = node.attr["value"].tensor
@@ -22,6 +23,8 @@ def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
     if dtype is None and value.dtype.kind in "biufc":
         set_tensor(tensor, value)
     else:
+        from tensorflow.python.framework import tensor_util
+
         tensor.CopyFrom(tensor_util.make_tensor_proto(value, dtype))
     node.attr["dtype"].type = tensor.dtype
     return node
@@ -29,13 +32,16 @@ def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
 
 def set_tensor(proto, value: np.ndarray) -> None:
     """`proto.CopyFrom(make_tensor_proto(value))` for numeric arrays, without per-element checks."""
-    from tensorflow.python.framework import dtypes, tensor_util
+    from graphfreeze.proto.dtypes import enum_of
 
-    if value.dtype.kind not in "biufc":
+    dtype = enum_of(value.dtype) if value.dtype.kind in "biufc" else None
+    if dtype is None:
+        from tensorflow.python.framework import tensor_util
+
         proto.CopyFrom(tensor_util.make_tensor_proto(value))
         return
     proto.Clear()
-    proto.dtype = dtypes.as_dtype(value.dtype).as_datatype_enum
+    proto.dtype = dtype
     proto.tensor_shape.SetInParent()  # a scalar's shape present, as make_tensor_proto writes it
     for dim in value.shape:  # (OpenVINO's .pb reader misreads a Const without one)
         proto.tensor_shape.dim.add().size = dim
@@ -66,11 +72,16 @@ def const_value(by_name: dict, tensor: str):
 
 def tensor_array(proto) -> np.ndarray:
     """numpy value of a TensorProto; a read-only view of its bytes when it has tensor_content."""
-    from tensorflow.python.framework import dtypes, tensor_util
+    from graphfreeze.proto.dtypes import numpy_dtype
+    from graphfreeze.proto.tensors import to_numpy
 
     content = proto.tensor_content
-    if content:
-        dtype = dtypes.as_dtype(proto.dtype).as_numpy_dtype
-        if np.dtype(dtype).kind in "biufc":
-            return np.frombuffer(content, dtype).reshape([d.size for d in proto.tensor_shape.dim])
-    return tensor_util.MakeNdarray(proto)
+    dtype = numpy_dtype(proto.dtype)
+    if content and dtype is not None and dtype.kind in "biufc":
+        return np.frombuffer(content, dtype).reshape([d.size for d in proto.tensor_shape.dim])
+    try:
+        return to_numpy(proto)
+    except ValueError:  # no numpy value (a resource, a variant): as TensorFlow says it
+        from tensorflow.python.framework import tensor_util
+
+        return tensor_util.MakeNdarray(proto)

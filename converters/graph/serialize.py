@@ -38,11 +38,11 @@ def serialize_chunks(graph_def, nodes=None):
 def check_public_ops(graph_def) -> None:
     """Only ops any TensorFlow runtime registers (no grappler-internal `_Fused*`)."""
     from graphfreeze.errors import GraphFreezeError
-    from tensorflow.python.framework import op_def_registry
+    from graphfreeze.proto.ops import op_def
 
     functions = {f.signature.name for f in graph_def.library.function}
     for node in graph_def.node:
-        if node.op.startswith("_") or (op_def_registry.get(node.op) is None
+        if node.op.startswith("_") or (op_def(node.op) is None
                                        and node.op not in functions):
             raise GraphFreezeError(f"node '{node.name}' uses op {node.op}, which stock TensorFlow "
                                    "does not register; report this as a graphfreeze bug")

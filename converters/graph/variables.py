@@ -3,6 +3,8 @@
 `convert_to_constants` knows every way a variable reaches its readers (ref and resource variables,
 reads inside `If`/`While`/call function bodies, resource `Switch`/`Merge`); we reuse it, giving it
 values read straight from the checkpoint so no session has to restore every variable first.
+Where a variable reaches only plain readers (ReadVariableOp, Identity, Switch, Enter, ...), its
+edits are made without TensorFlow (`variable_readers`, the same graph byte for byte).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 from graphfreeze.graph.consts import set_tensor
+from graphfreeze.graph.variable_readers import frozen_names, rewired
 
 # Ops that only carry a reference through; with a constant behind them they take plain tensors.
 _REF_OPS = {"RefSwitch": "Switch", "RefIdentity": "Identity", "RefEnter": "Enter",
@@ -40,21 +43,16 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
                            ) -> graph_pb2.GraphDef:
     """Replace each variable node named in `dtypes` by a Const holding its value.
 
-    The graph is rewired first with scalar stand-ins; then the constants get their real values
-    from `read(names)`, which yields (name, value) a few at a time, so little is held twice.
+    The graph is rewired first (without TensorFlow where `variable_readers` can: the same edits); then
+    the constants get their real values from `read(names)`, which yields (name, value) a few at
+    a time, so little is held twice.
     """
-    from tensorflow.python.framework import convert_to_constants as c2c
-    from tensorflow.python.framework import dtypes as dtypes_lib
-
     prepared = type(graph_def)()
     prepared.CopyFrom(graph_def)
     for node in prepared.node:
         if node.op == "Variable":  # the pre-V2 op has the same attrs
             node.op = "VariableV2"
-    stand_ins = {name: np.zeros((), dtypes_lib.as_dtype(dtype).as_numpy_dtype)
-                 for name, dtype in dtypes.items()}
-    frozen, _ = c2c._replace_variables_by_constants(  # noqa: SLF001
-        _checkpoint_values(prepared, stand_ins))
+    frozen = rewired(_copy(prepared), dtypes) or _tensorflow_rewired(prepared, dtypes)
     del prepared
     consts = {}
     for node in frozen.node:
@@ -67,3 +65,23 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
         del value
     return frozen
 
+
+def _tensorflow_rewired(prepared, dtypes: dict[str, int]):
+    """TensorFlow's converter on `prepared` (owned), with scalar stand-ins as values."""
+    from tensorflow.python.framework import convert_to_constants as c2c
+    from tensorflow.python.framework import dtypes as dtypes_lib
+
+    stand_ins = {name: np.zeros((), dtypes_lib.as_dtype(dtype).as_numpy_dtype)
+                 for name, dtype in dtypes.items()}
+    data = _checkpoint_values(prepared, stand_ins)
+    graph = c2c._GraphDef(data.graph_def)  # noqa: SLF001 -- _replace_variables_by_constants,
+    graph._converted_function_names = frozen_names(graph.functions)  # noqa: SLF001 -- named
+    for name, tensor in data.tensor_data.items():  # as ours, not by a process-wide counter
+        graph.nodes[name].convert_variable_to_constant(None, tensor)
+    return graph.converted_self().graph_def
+
+
+def _copy(graph_def):
+    copy = type(graph_def)()
+    copy.CopyFrom(graph_def)
+    return copy

@@ -50,3 +50,17 @@ def numpy_dtype(dtype: int):
         import ml_dtypes
 
         return np.dtype(getattr(ml_dtypes, found))
+
+
+@functools.cache
+def _enums() -> dict:
+    return {numpy_dtype(value): value for value in sorted(DTYPES, reverse=True)
+            if value not in (7, 11, 12, 13, 15, 16) and numpy_dtype(value) is not None}
+
+
+def enum_of(np_dtype) -> int | None:
+    """The DataType a numpy dtype is written as (`tf.as_dtype(d).as_datatype_enum`); None for
+    object arrays and dtypes TensorFlow has no type for."""
+    import numpy as np
+
+    return _enums().get(np.dtype(np_dtype))

@@ -20,6 +20,7 @@ from graphfreeze.sources.checkpoint_files import (
     CKPT_FILE,
     V1_SHARD,
     locate,
+    read_bundle,
     read_index,
     read_meta_graph,
     reader_path,
@@ -88,13 +89,12 @@ def _var_shape(node) -> tuple[int, ...] | None:
 
 
 def _spec_bytes(spec: VariableSpec) -> int:
-    import numpy as np
+    from graphfreeze.proto.dtypes import itemsize
 
-    count = int(np.prod(spec.shape)) if spec.shape else 1
-    return count * _DTYPE_SIZES.get(spec.dtype, 4)
-
-
-_DTYPE_SIZES = {1: 4, 2: 8, 3: 4, 9: 8, 19: 2, 14: 2, 4: 1, 6: 1, 10: 1}  # DataType enum: bytes
+    count = 1
+    for dim in spec.shape or ():
+        count *= dim
+    return count * (itemsize(spec.dtype) or 4)
 
 
 def _slice_shape(spec: VariableSpec, full: tuple[int, ...]) -> tuple[int, ...]:
@@ -123,24 +123,35 @@ class CheckpointModel:
         self.notes: dict = {}
         self._reader = None
 
-    def _checkpoint_reader(self):
-        if self._reader is None:
-            import tensorflow as tf
+    def _bundle(self):
+        """The V2 checkpoint read without TensorFlow (None: a V1 checkpoint, read by it)."""
+        if self._reader is None and not v1_files(self.prefix):
+            from graphfreeze.proto.bundle import Bundle, BundleError
 
             try:
-                self._reader = tf.compat.v1.train.NewCheckpointReader(reader_path(self.prefix))
-            except Exception as err:
-                raise unreadable_index(self.prefix, err) from err
+                self._reader = Bundle(self.prefix)
+            except BundleError as err:
+                raise InputError(f"{err}; the file is truncated or corrupt, re-save or re-copy "
+                                 "the checkpoint") from err
         return self._reader
+
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        """Checkpoint key -> shape, as TensorFlow's reader lists them."""
+        bundle = self._bundle()
+        if bundle is not None:
+            return {name: entry.shape for name, entry in bundle.entries.items()}
+        import tensorflow as tf
+
+        try:
+            reader = tf.compat.v1.train.NewCheckpointReader(reader_path(self.prefix))
+            return reader.get_variable_to_shape_map()
+        except Exception as err:  # a corrupt index can open and still fail here
+            raise unreadable_index(self.prefix, err) from err
 
     def check_variables(self, nodes: list[str]) -> None:
         """Every needed variable is in the checkpoint with the shape the graph expects; all
         disagreements are counted and the first few named."""
-        reader = self._checkpoint_reader()
-        try:
-            shapes = reader.get_variable_to_shape_map()
-        except Exception as err:  # a corrupt index can open and still fail here
-            raise unreadable_index(self.prefix, err) from err
+        shapes = self._shapes()
         missing, mismatched = [], []
         for node in nodes:
             spec = self.variables[node]
@@ -180,6 +191,11 @@ class CheckpointModel:
             yield from self._restore(group)
 
     def _restore(self, specs: list[VariableSpec]):
+        bundle = self._bundle()
+        if bundle is not None and all(not s.slice and s.key in bundle.entries and
+                                      not bundle.entries[s.key].sliced for s in specs):
+            yield from read_bundle(bundle, self.prefix, specs)
+            return
         import tensorflow as tf
 
         try:

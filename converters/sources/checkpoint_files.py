@@ -197,6 +197,26 @@ def read_index(prefix: str) -> list[dict]:
         raise unreadable_index(prefix, err) from err
 
 
+def read_bundle(bundle, prefix: str, specs: list):
+    """(node, value) of each VariableSpec, as RestoreV2 restores it, read from the V2 `bundle`."""
+    from graphfreeze.proto import dtypes
+    from graphfreeze.proto.bundle import BundleError
+
+    for spec in specs:
+        entry = bundle.entries[spec.key]
+        if entry.dtype != spec.dtype:
+            raise InputError(f"{prefix}.index: variable {spec.key} is saved as "
+                             f"{dtypes.name(entry.dtype)} but the graph reads it as "
+                             f"{dtypes.name(spec.dtype)}; use the .meta and checkpoint from the "
+                             "same run")
+        try:
+            value = bundle.read(spec.key)
+        except BundleError as err:
+            raise InputError(f"{prefix}.data-*: cannot read variable {spec.key} ({err}); the "
+                             "checkpoint is truncated or corrupt, re-save or re-copy it") from err
+        yield spec.node, value
+
+
 def checkpoint_variables(prefix: str) -> list[dict]:
     """name, shape, dtype and bytes of each tensor of the checkpoint at `prefix`, read without
     TensorFlow (V2: its index; V1: each file's meta entry); BundleError if a file is broken."""

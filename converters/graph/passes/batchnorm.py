@@ -221,7 +221,7 @@ def _out_channels(node, weights) -> int:
 
 
 def _op(op: str, name: str, inputs: list[str], dtype: int) -> node_def_pb2.NodeDef:
-    from tensorflow.core.framework import node_def_pb2
+    from graphfreeze.proto.tf import node_def_pb2
 
     node = node_def_pb2.NodeDef(name=name, op=op, input=inputs)
     node.attr["T"].type = dtype
@@ -229,6 +229,6 @@ def _op(op: str, name: str, inputs: list[str], dtype: int) -> node_def_pb2.NodeD
 
 
 def _np(dtype_enum: int):
-    from tensorflow.python.framework import dtypes
+    from graphfreeze.proto.dtypes import numpy_dtype
 
-    return dtypes.as_dtype(dtype_enum).as_numpy_dtype
+    return numpy_dtype(dtype_enum)

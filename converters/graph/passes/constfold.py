@@ -39,12 +39,12 @@ def _foldable_op(op: str) -> bool:
     """Stateless ops TensorFlow registers, never one that touches the host (ReadFile, ...:
     not even with --unsafe, so no host data is baked into an artifact)."""
     from graphfreeze.graph.checks.safety import host_ops
-    from tensorflow.python.framework import op_def_registry
+    from graphfreeze.proto.ops import op_def
 
     if op in _NEVER_FOLD or op in host_ops():
         return False
-    op_def = op_def_registry.get(op)
-    return op_def is not None and not op_def.is_stateful
+    found = op_def(op)
+    return found is not None and not found.is_stateful
 
 
 def fold_constants(graph_def, keep: list[str], owned: bool = False) -> GraphDef:

@@ -114,18 +114,19 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False,
     names = set(by_name)
     new_nodes: list[node_def_pb2.NodeDef] = []
     mapping: dict[str, str] = {}
-    with _library_context(graph_def):
-        for caller, func_name in sorted(chosen.items()):
-            node = by_name[caller]
-            args = [i for i in node.input if not is_control(i)]
-            if node.op in IF_OPS:
-                args = args[1:]
-            controls = [i for i in node.input if is_control(i)]
-            body, outputs = _inline(funcs[func_name], args, controls, _free_prefix(caller, names))
-            new_nodes.extend(body)
-            names.update(n.name for n in body)
-            for index, tensor in enumerate(outputs):
-                mapping[tensor_name(caller, index)] = tensor
+    library = {f.signature.name: f for f in graph_def.library.function}
+    for caller, func_name in sorted(chosen.items()):
+        node = by_name[caller]
+        args = [i for i in node.input if not is_control(i)]
+        if node.op in IF_OPS:
+            args = args[1:]
+        controls = [i for i in node.input if is_control(i)]
+        body, outputs = _inline(funcs[func_name], library, args, controls,
+                                _free_prefix(caller, names))
+        new_nodes.extend(body)
+        names.update(n.name for n in body)
+        for index, tensor in enumerate(outputs):
+            mapping[tensor_name(caller, index)] = tensor
     graph = rewire(replace_nodes(graph_def, new_nodes, remove=chosen, owned=owned), mapping,
                    owned=True)
     return extract(graph, keep, owned=True)
@@ -145,11 +146,11 @@ def _free_prefix(caller: str, names: set[str]) -> str:
     return prefix + "/"
 
 
-def _inline(fdef, args: list[str], controls: list[str], prefix: str):
+def _inline(fdef, library: dict, args: list[str], controls: list[str], prefix: str):
     """Copy a function body under `prefix`, its arguments wired to `args`."""
-    from tensorflow.python.framework import function_def_to_graph
+    from graphfreeze.graph.function_bodies import body_nodes
 
-    body, nested_to_flat = function_def_to_graph.function_def_to_graph_def(fdef)
+    body, nested_to_flat = body_nodes(fdef, library)
     arg_names = [a.name for a in fdef.signature.input_arg]
     outer = dict(zip(arg_names, args, strict=True))
 
@@ -162,37 +163,12 @@ def _inline(fdef, args: list[str], controls: list[str], prefix: str):
             return outer[src]
         return tensor_name(prefix + src, index)
 
-    nodes = []
-    for node in body.node:
-        if node.name in outer:
-            continue
-        new = type(node)()
-        new.CopyFrom(node)
-        new.name = prefix + node.name
+    for new in body:
+        inputs = list(new.input)
+        new.name = prefix + new.name
         new.device = ""
-        del new.input[:]
-        new.input.extend(rename(i) for i in node.input)
-        if not any(not is_control(i) for i in node.input):
+        new.input[:] = [rename(i) for i in inputs]
+        if not any(not is_control(i) for i in inputs):
             new.input.extend(controls)
-        nodes.append(new)
     outputs = [rename(nested_to_flat[fdef.ret[a.name]]) for a in fdef.signature.output_arg]
-    return nodes, outputs
-
-
-class _library_context:
-    """A default graph holding the library, so nested calls' op defs resolve."""
-
-    def __init__(self, graph_def):
-        from graphfreeze.graph.session import import_graph
-
-        lib = type(graph_def)()
-        lib.library.CopyFrom(graph_def.library)
-        lib.versions.CopyFrom(graph_def.versions)
-        self._graph = import_graph(lib)
-        self._ctx = self._graph.as_default()
-
-    def __enter__(self):
-        return self._ctx.__enter__()
-
-    def __exit__(self, *exc):
-        return self._ctx.__exit__(*exc)
+    return body, outputs

@@ -13,7 +13,7 @@ from graphfreeze.graph.consts import make_const
 
 def fold_flags(graph_def, flags: dict[str, object]) -> graph_pb2.GraphDef:
     """Each flag node becomes a Const of its value, or (value None) an Identity of its default."""
-    from tensorflow.python.framework import dtypes
+    from graphfreeze.proto.dtypes import numpy_dtype
 
     out = type(graph_def)()
     out.CopyFrom(graph_def)
@@ -29,7 +29,7 @@ def fold_flags(graph_def, flags: dict[str, object]) -> graph_pb2.GraphDef:
             node.input.append(default)
             node.attr["T"].type = dtype
         else:
-            np_dtype = dtypes.as_dtype(dtype).as_numpy_dtype
+            np_dtype = numpy_dtype(dtype)
             node.CopyFrom(make_const(node.name, np.asarray(value, dtype=np_dtype)))
     return out
 

@@ -23,10 +23,10 @@ _STRIP_ATTRS = ("_class", "_output_shapes", "_XlaCompile", "_XlaScope", "_XlaSep
 
 
 def _stateful(op: str) -> bool:
-    from tensorflow.python.framework import op_def_registry
+    from graphfreeze.proto.ops import op_def
 
-    op_def = op_def_registry.get(op)
-    return op_def is None or op_def.is_stateful
+    found = op_def(op)
+    return found is None or found.is_stateful
 
 
 def drop_side_effect_controls(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:

@@ -1,0 +1,180 @@
+"""What TensorFlow's `convert_to_constants` does to a variable's readers, done without TensorFlow.
+
+Each variable node becomes a Const (its value set later); then, following the value as the
+converter does (`_Node.convert_variable_to_constant` and its subclasses): a ReadVariableOp becomes
+an Identity, an Identity/Switch/Enter/Exit/NextIteration takes the value's type, an `If`/`Case`/
+call passes it into its functions, whose argument becomes that type and whose reads are
+converted the same way. A function it changes is renamed `<name>_frozen_<N>`, N counting the
+library in the converter's order (`frozen_names`, which TensorFlow's converter is given too in
+place of its process-wide counter, so both name alike). `While` loops and resource gathers:
+None, for TensorFlow's converter.
+"""
+
+from __future__ import annotations
+
+_PASS_ON = ("Enter", "Exit", "Identity", "NextIteration", "Switch", "_SwitchN")
+# caller op -> (its first input that is a function argument, the attr typing them, func attrs)
+_CALLERS = {"If": (1, "Tin", ("then_branch", "else_branch")),
+            "StatelessIf": (1, "Tin", ("then_branch", "else_branch")),
+            "Case": (1, "Tin", ("branches",)),
+            "PartitionedCall": (0, "Tin", ("f",)), "StatefulPartitionedCall": (0, "Tin", ("f",))}
+_ITS_OWN = ("While", "StatelessWhile", "ResourceGather", "ResourceGatherNd")
+
+
+class _Unsupported(Exception):
+    """A reader only TensorFlow's converter rewrites."""
+
+
+def frozen_names(names) -> dict[str, str]:
+    """Function name -> its converted name, numbered in the order the converter sorts them."""
+    parsed = []
+    for name in names:
+        base, _, number = name.rpartition("_")
+        parsed.append((int(number), base, name) if base and number.isnumeric() else
+                      (-1, name, name))
+    return {name: f"{base}_frozen_{k}" for k, (_, base, name) in enumerate(sorted(parsed))}
+
+
+class _Scope:
+    """The main graph (function None) or one function body: its nodes and their readers."""
+
+    def __init__(self, nodes, function=None):
+        self.function = function
+        self.nodes = {n.name: n for n in nodes}
+        args = [a.name for a in function.signature.input_arg] if function is not None else []
+        self.readers: dict[object, list] = {}  # node name or arg index -> [(node, input index)]
+        for node in nodes:
+            for index, name in enumerate(node.input):
+                if name.startswith("^"):
+                    continue
+                parts = name.split(":")
+                numbered = len(parts) > 1 and parts[-1].isnumeric()
+                if function is None or numbered and parts[-1] != "0" or parts[0] in self.nodes:
+                    key = parts[0]
+                elif parts[0] in args:
+                    key = args.index(parts[0])
+                else:
+                    raise _Unsupported(name)
+                self.readers.setdefault(key, []).append((node, index))
+
+
+class _Conversion:
+    def __init__(self, graph_def):
+        self.graph = graph_def
+        self.functions = {f.signature.name: f for f in graph_def.library.function}
+        self.names = frozen_names(self.functions)
+        self.main = _Scope(graph_def.node)
+        self.scopes = {name: _Scope(f.node_def, f) for name, f in self.functions.items()}
+        self.renamed: set[str] = set()
+        self.originals: dict[str, str] = {}  # a renamed function's new name -> its name
+        self.callers: set[int] = set()
+
+    def touch(self, scope: _Scope) -> None:
+        """A function the conversion changes gets its new name (once)."""
+        if scope.function is not None and scope.function.signature.name in self.names and \
+                scope.function.signature.name not in self.renamed:
+            old = scope.function.signature.name
+            scope.function.signature.name = self.names[old]
+            self.renamed.add(old)
+            self.originals[self.names[old]] = old
+
+    def follow(self, scope: _Scope, key, dtype: int, depth: int = 0) -> None:
+        """Convert every reader of `key` (a node name, or an argument's index) in `scope`."""
+        if depth > 500:
+            raise _Unsupported("deep")
+        for node, index in scope.readers.get(key, ()):
+            if node.op in _ITS_OWN:
+                raise _Unsupported(node.op)
+            if node.op == "ReadVariableOp":
+                self.read_variable(scope, node)
+            elif node.op in _PASS_ON:
+                self.touch(scope)
+                attr = node.attr["T"] if "T" in node.attr else None
+                if attr is not None and attr.HasField("list") and index < len(attr.list.type):
+                    attr.list.type[index] = dtype
+                elif attr is not None and attr.HasField("type") and index == 0:
+                    attr.type = dtype
+                else:
+                    raise _Unsupported(node.op)  # TensorFlow's converter refuses it: said by it
+                node.attr.pop("_output_shapes", None)
+                self.follow(scope, node.name, dtype, depth + 1)
+            elif node.op in _CALLERS:
+                self.call(scope, node, index, dtype, depth)
+
+    def read_variable(self, scope: _Scope, node) -> None:
+        if node.op != "ReadVariableOp":
+            return  # converted already
+        self.touch(scope)
+        kept = type(node)(name=node.name, op="Identity", input=node.input[:1])
+        kept.attr["T"].type = node.attr["dtype"].type
+        if "_class" in node.attr:
+            kept.attr["_class"].CopyFrom(node.attr["_class"])
+        node.CopyFrom(kept)
+        if scope.function is not None:  # its readers named its output `value`: now `output`
+            for reader, index in scope.readers.get(node.name, ()):
+                parts = reader.input[index].split(":")
+                if len(parts) > 1 and parts[1] == "value":
+                    parts[1] = "output"
+                    reader.input[index] = ":".join(parts)
+
+    def call(self, scope: _Scope, node, index: int, dtype: int, depth: int) -> None:
+        first, types, attrs = _CALLERS[node.op]
+        called = [f.name for a in attrs if a in node.attr for f in
+                  ([node.attr[a].func] if node.attr[a].HasField("func") else
+                   node.attr[a].list.func if node.attr[a].HasField("list") else [])]
+        if index >= first:
+            for name in called:
+                scope_of = self.scopes.get(self.originals.get(name, name))
+                if scope_of is None:
+                    raise _Unsupported(name)
+                self.argument(scope_of, index - first, dtype, depth + 1)
+        self.touch(scope)
+        if id(node) not in self.callers:  # its function names, as the converter renames them
+            self.callers.add(id(node))
+            for a in attrs:
+                funcs = [node.attr[a].func] if a in node.attr and node.attr[a].HasField("func") \
+                    else node.attr[a].list.func if a in node.attr else []
+                for func in funcs:
+                    if func.name in self.renamed:
+                        func.name = self.names[func.name]
+        if index >= first:
+            attr = node.attr[types]
+            if attr.HasField("list") and index - first < len(attr.list.type):
+                attr.list.type[index - first] = dtype
+            elif attr.HasField("type") and index == first:
+                attr.type = dtype
+            else:
+                raise _Unsupported(node.op)
+
+    def argument(self, scope: _Scope, index: int, dtype: int, depth: int) -> None:
+        self.follow(scope, index, dtype, depth)
+        self.touch(scope)
+        function = scope.function
+        function.signature.input_arg[index].type = dtype
+        if "_input_shapes" in function.attr:
+            shape = function.attr["_input_shapes"].list.shape[index]
+            shape.unknown_rank = True
+            del shape.dim[:]
+        arg_attrs = function.arg_attr[index].attr  # (the converter adds the entry, so do we)
+        if "_output_shapes" in arg_attrs:
+            shape = arg_attrs["_output_shapes"].list.shape[0]
+            shape.unknown_rank = True
+            del shape.dim[:]
+
+
+def rewired(graph_def, dtypes: dict[str, int]):
+    """`graph_def` (owned) with each variable in `dtypes` a Const without a value yet and its
+    readers converted; None when a reader needs TensorFlow's converter (then the graph may be
+    half edited: pass a copy)."""
+    try:
+        conversion = _Conversion(graph_def)
+        for name, dtype in dtypes.items():
+            node = conversion.main.nodes[name]
+            node.Clear()
+            node.name, node.op = name, "Const"
+            node.attr["dtype"].type = dtype
+            node.attr["value"].tensor.dtype = dtype
+            conversion.follow(conversion.main, name, dtype)
+    except _Unsupported:
+        return None
+    return graph_def
