@@ -190,13 +190,14 @@ def convert_command(path, kind, source_option, unsafe, outputs, inputs, targets,
 
 def _convert(request, debug: bool):
     from graphfreeze.convert import execute, prepare
-    from graphfreeze.process.quiet import native_stderr_off
+    from graphfreeze.process.quiet import native_stderr_off, quiet_when_imported
     from graphfreeze_cli import show
     from graphfreeze_cli.running import committing
 
     with native_stderr_off():  # an option check may import TensorFlow (--opset: tf2onnx's range)
         prepared = prepare(request)  # a wrong name, path or option: said before TF loads
-    quiet_tensorflow(debug)
+    if not debug:  # imported by the stage that needs it, if one does
+        quiet_when_imported()
     err = show.Console(stderr=True)
     with err.status("loading", spinner="dots") as status:
         written = execute(prepared, on_stage=lambda t, s: status.update(f"{t}: {s}"),

@@ -137,7 +137,7 @@ def _real(path: str) -> str:
     return path.rstrip("/") if storage.is_remote(path) else os.path.realpath(path.rstrip("/"))
 
 
-def initial_state(request: Request, model) -> State:
+def initial_state(request: Request, model, memo: dict | None = None) -> State:
     where = model.graph_file
     wanted = list(request.outputs) or model.default_outputs or []
     if not wanted:
@@ -168,10 +168,31 @@ def initial_state(request: Request, model) -> State:
         model.graph_def, warnings = check_graph(model.graph_def, keep, where)
         notes = {"warnings": warnings} if warnings else {}
     from graphfreeze.graph.checks.validate_values import check_import
+    from graphfreeze.graph.skeleton import skeleton
+    from graphfreeze.process import tensorflow_child
 
-    check_import(extract(model.graph_def, keep), where)  # what the run needs imports cleanly
+    memo = {} if memo is None else memo
+    checked = tensorflow_child.submit(  # what the run needs imports cleanly (said at once here,
+        memo, check_import, skeleton(extract(model.graph_def, keep)), where)  # at commit there)
+    if checked.done():
+        checked.result()
+    memo[IMPORT_CHECK] = checked
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags,
-                 notes=notes)
+                 notes=notes, memo=memo)
+
+
+IMPORT_CHECK = "import_check"
+
+
+def _floor(plans: list[plan.TargetPlan]) -> bool:
+    """Whether every step of the run can run without TensorFlow here (a child runs the rest)."""
+    return all(step.stage.floor is not None and step.stage.floor(step.options)
+               for p in plans for step in p.steps)
+
+
+def _checked(memo: dict) -> None:
+    """The import check's error, if it failed (a stage's own error is said after it)."""
+    memo[IMPORT_CHECK].result()
 
 
 def execute(prepared: Prepared,
@@ -180,14 +201,31 @@ def execute(prepared: Prepared,
     """Load the model, run every target, write all files at once (nothing if anything fails).
     `on_commit()` runs as the renames start (it may raise to write nothing); signals arriving
     during the renames are delivered once they are done (storage.Transaction.commit)."""
+    from graphfreeze.process import tensorflow_child
+
+    memo: dict = {}
+    if prepared.source.floor and _floor(prepared.plans):
+        tensorflow_child.start(memo)
+    try:
+        return _execute(prepared, memo, on_stage, on_commit)
+    finally:
+        tensorflow_child.stop(memo)
+
+
+def _execute(prepared: Prepared, memo: dict, on_stage, on_commit) -> list[Written]:
     request = prepared.request
     model = prepared.source.load(request.source, prepared.source_options, request.unsafe)
     memory.settle()
-    initial = initial_state(request, model)
+    initial = initial_state(request, model, memo)
     written = []
     with storage.Transaction(request.force, on_commit) as txn:
-        states = plan.run(prepared.plans, dataclasses.replace(initial, files=txn),
-                          prepared.paths, on_stage)
+        try:
+            states = plan.run(prepared.plans, dataclasses.replace(initial, files=txn),
+                              prepared.paths, on_stage)
+        except Exception:
+            _checked(memo)
+            raise
+        _checked(memo)
         for state in states:
             sidecar = Sidecar.of(state, request.source)
             text = json.dumps(sidecar.to_json(), indent=2, sort_keys=True) + "\n"

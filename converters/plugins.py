@@ -50,6 +50,14 @@ class Stage:
     # files it writes beside the artifact: `beside(artifact path, options) -> [paths]`, refused
     # up front when they exist (without --force) with the artifact's own
     beside: Callable[[str, Any], list[str]] | None = None
+    # `floor(options)`: runs without TensorFlow in this process, what needs it going to the
+    # run's TensorFlow child (process/tensorflow_child.py); None: imports TensorFlow here
+    floor: Callable[[Any], bool] | None = None
+
+
+def always(_options) -> bool:
+    """`Stage.floor` of a stage that never needs TensorFlow in this process."""
+    return True
 
 
 @dataclass(frozen=True)
@@ -77,13 +85,15 @@ class GraphPass:
 class Source:
     """A kind of model on disk. Subclass it and set `name` (the kind), `options` (a frozen
     dataclass of the options this kind takes, e.g. `--tag`), `flag` (a CLI alias naming a path
-    of this kind, or None) and `order` (detection: lower first; built-ins are 10-40)."""
+    of this kind, or None) and `order` (detection: lower first; built-ins are 10-40); `floor`:
+    `load` imports no TensorFlow (a run of floor stages then leaves it to a child process)."""
 
     name: str = ""
     summary: str = ""
     flag: str | None = None
     options: type = NoOptions
     order: int = 100
+    floor: bool = False
 
     def detect(self, path: str) -> bool:
         """Whether `path` holds a model of this kind, from the files alone (no TensorFlow for

@@ -22,17 +22,30 @@ class TensorInfo:
                 "shape": None if self.shape is None else list(self.shape)}
 
 
-def tensor_infos(graph_def, refs) -> tuple[TensorInfo, ...]:
+def tensor_infos(graph_def, refs, memo: dict | None = None) -> tuple[TensorInfo, ...]:
     """Dtype and static shape of each named tensor, from TensorFlow's own shape inference on
-    the graph's skeleton (weights dropped; a stand-in composite's outputs shaped as its op's)."""
+    the graph's skeleton (weights dropped; a stand-in composite's outputs shaped as its op's),
+    in the run's TensorFlow child if it has one (`memo`)."""
     from graphfreeze.graph.composites import as_references
-    from graphfreeze.graph.session import import_graph
     from graphfreeze.graph.skeleton import skeleton
+    from graphfreeze.process import tensorflow_child
+
+    referenced = as_references(graph_def)
+    plain = skeleton(graph_def) if referenced is not graph_def else None
+    return tensorflow_child.call(memo or {}, _inferred, skeleton(referenced), plain, refs)
+
+
+def _inferred(first, plain, refs) -> tuple[TensorInfo, ...]:
+    """tensor_infos on the skeleton `first`, or (a reader needs the stand-in's own shape)
+    `plain`."""
+    from graphfreeze.graph.session import import_graph
 
     try:
-        graph = import_graph(skeleton(as_references(graph_def)))
-    except ValueError:  # a reader that needs the stand-in's own shape: the graph as it is
-        graph = import_graph(skeleton(graph_def))
+        graph = import_graph(first)
+    except ValueError:
+        if plain is None:
+            raise
+        graph = import_graph(plain)
     infos = []
     for ref in refs:
         tensor = graph.get_tensor_by_name(ref.name)
@@ -47,7 +60,7 @@ def io_infos(state) -> tuple[tuple[TensorInfo, ...], tuple[TensorInfo, ...]]:
     if cached is None or cached[0] is not state.graph_def:
         from graphfreeze.data.domains import domains
 
-        infos = tensor_infos(state.graph_def, [*state.inputs, *state.outputs])
+        infos = tensor_infos(state.graph_def, [*state.inputs, *state.outputs], state.memo)
         inputs = infos[:len(state.inputs)]
         found = domains(state.graph_def, inputs)
         inputs = tuple(replace(i, domain=found.get(i.name)) for i in inputs)

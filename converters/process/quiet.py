@@ -50,3 +50,51 @@ def import_tensorflow_quietly() -> None:
         tf.config.list_physical_devices()
     tf.get_logger().setLevel("ERROR")
     tf.autograph.set_verbosity(0)
+
+
+def quiet_when_imported() -> None:
+    """Have TensorFlow imported as `import_tensorflow_quietly` does whenever something first
+    imports it (a run that needs it only in a stage, or never, does not wait for it up front)."""
+    import sys
+
+    if not logs_off() or "tensorflow" in sys.modules or \
+            any(isinstance(f, _QuietFinder) for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _QuietFinder())
+
+
+class _QuietFinder:
+    """Finds `tensorflow` with the other finders and wraps its loader (once)."""
+
+    def find_spec(self, name, path=None, target=None):
+        import importlib.util
+        import sys
+
+        if name != "tensorflow":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _QuietLoader(spec.loader)
+        return spec
+
+
+class _QuietLoader:
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def create_module(self, spec):
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        import logging
+
+        logging.getLogger("tensorflow").setLevel(logging.ERROR)
+        with native_stderr_off():
+            self._inner.exec_module(module)
+            module.config.list_physical_devices()
+        module.get_logger().setLevel("ERROR")
+        module.autograph.set_verbosity(0)

@@ -123,6 +123,9 @@ class CheckpointModel:
         self.notes: dict = {}
         self._reader = None
 
+    def __getstate__(self) -> dict:  # what run_reference needs, in verification's child
+        return {**self.__dict__, "meta_graph": None, "graph_def": None, "_reader": None}
+
     def _bundle(self):
         """The V2 checkpoint read without TensorFlow (None: a V1 checkpoint, read by it)."""
         if self._reader is None and not v1_files(self.prefix):
@@ -256,6 +259,7 @@ class CheckpointSource(Source):
     flag = "--ckpt"
     options = CheckpointOptions
     order = 10
+    floor = True
 
     def detect(self, path: str) -> bool:
         bare = path.rstrip("/") or path

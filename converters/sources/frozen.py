@@ -32,6 +32,9 @@ class FrozenModel:
         self.default_inputs: list[str] | None = inputs
         self.default_outputs: list[str] | None = outputs
 
+    def __getstate__(self) -> dict:  # run_reference is given its graph
+        return {**self.__dict__, "graph_def": None}
+
     def check_variables(self, nodes: list[str]) -> None:
         if nodes:
             raise InputError(f"{self.graph_file}: variable(s) {', '.join(nodes[:3])} in a frozen "
@@ -96,6 +99,7 @@ class FrozenGraphSource(Source):
     summary = "frozen GraphDef (.pb, .pbtxt)"
     flag = "--graph"
     order = 40
+    floor = True
 
     def detect(self, path: str) -> bool:
         return path.endswith((".pb", ".pbtxt")) and storage.exists(path)

@@ -101,5 +101,11 @@ def run(state, options: BenchmarkOptions):
     return dataclasses.replace(state, notes=state.noted(warnings=warnings))
 
 
+def unmeasured(options: BenchmarkOptions) -> bool:
+    """Without --benchmark the stage does nothing: no TensorFlow."""
+    return not options.benchmark
+
+
 STAGE = Stage("benchmark", run, "artifact", "artifact", BenchmarkOptions,
-              "--benchmark: median/p90 latency at batch 1 in the artifact's own runtime")
+              "--benchmark: median/p90 latency at batch 1 in the artifact's own runtime",
+              floor=unmeasured)

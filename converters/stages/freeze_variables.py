@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from graphfreeze.graph.ops import VARIABLE_OPS
-from graphfreeze.plugins import Stage
+from graphfreeze.plugins import Stage, always
 
 
 def run(state, _options):
@@ -28,4 +28,5 @@ def run(state, _options):
 
 
 STAGE = Stage("freeze_variables", run, consumes="model", produces="graph",
-              summary="read the variables the outputs need and turn them into constants")
+              summary="read the variables the outputs need and turn them into constants",
+              floor=always)

@@ -15,7 +15,7 @@ from graphfreeze.graph.passes.builtin import (
     strip_training,
 )
 from graphfreeze.options import OptionValueError
-from graphfreeze.plugins import GraphPass, Stage
+from graphfreeze.plugins import GraphPass, Stage, always
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ def optimize(state, options: OptimizeOptions):
 
 
 STRIP_STAGE = Stage("strip_training", strip, "graph", "graph", StripOptions,
-                    "fold training flags, resolve control flow, drop dropout, asserts, identities")
+                    "fold training flags, resolve control flow, drop dropout, asserts, identities",
+                    floor=always)
 OPTIMIZE_STAGE = Stage("optimize_for_inference", optimize, "graph", "graph", OptimizeOptions,
-                       "fold batch norms and constants into layers; canonical node order")
+                       "fold batch norms and constants into layers; canonical node order",
+                       floor=always)

@@ -78,6 +78,7 @@ def test_a_checkpoint_freezes_without_tensorflow_as_with_it(samples, name):
     from pathlib import Path
 
     import tensorflow  # noqa: F401 -- this process is the one with TensorFlow
+
     from .floor_freeze import frozen_sha
 
     script = Path(__file__).with_name("floor_freeze.py")

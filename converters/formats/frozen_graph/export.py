@@ -12,7 +12,7 @@ from graphfreeze.graph.op_libraries import runtime_needs
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, check_public_ops, serialize_chunks
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.graph.tables import init_node
-from graphfreeze.plugins import Format, Stage
+from graphfreeze.plugins import Format, Stage, always
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
 
@@ -62,5 +62,6 @@ def repr_node(info) -> str:
 
 
 STAGE = Stage("export_frozen_graph", run, "graph", "artifact", FrozenGraphOptions,
-              "serialize the frozen GraphDef (.pb), deterministic bytes", suffix=".pb")
+              "serialize the frozen GraphDef (.pb), deterministic bytes", suffix=".pb",
+              floor=always)
 FORMAT = Format("frozen_graph", STAGE, open=open_frozen)

@@ -71,11 +71,36 @@ def rows_per_run(infos, feeds: dict, rows: int, where: str) -> int:
 
 
 def original_outputs(state, feeds: dict, rows: int = 64) -> list:
-    """The original's outputs: checkpoint restored, flags at inference values, no dropout."""
+    """The original's outputs: checkpoint restored, flags at inference values, no dropout (in
+    the run's TensorFlow child, if it has one)."""
+    from graphfreeze.process import tensorflow_child
+
     graph_def, flag_feeds = reference_run(state)
     names = [t.name for t in state.outputs]
-    return chunked(lambda f: state.model.run_reference(graph_def, {**f, **flag_feeds}, names),
+    return tensorflow_child.call(state.memo, _original_run, state.model, graph_def, flag_feeds,
+                                 names, feeds, rows)
+
+
+def _original_run(model, graph_def, flag_feeds: dict, names: list[str], feeds: dict,
+                  rows: int) -> list:
+    return chunked(lambda f: model.run_reference(graph_def, {**f, **flag_feeds}, names),
                    feeds, rows)
+
+
+def artifact_outputs(state, artifact, feeds: dict, rows: int) -> list:
+    """The artifact's outputs on `feeds`, `rows` a run (in the run's TensorFlow child, if it has
+    one: opened from its staged file there)."""
+    import dataclasses
+
+    from graphfreeze.process import tensorflow_child
+
+    if tensorflow_child.running(state.memo):
+        artifact = dataclasses.replace(artifact, loaded=None, quantizer=None)
+    return tensorflow_child.call(state.memo, _artifact_run, artifact, feeds, rows)
+
+
+def _artifact_run(artifact, feeds: dict, rows: int) -> list:
+    return chunked(artifact.open().run, feeds, rows)
 
 
 def _key(options: VerifyOptions) -> tuple:

@@ -11,7 +11,13 @@ from graphfreeze.stages.verify import judge
 from graphfreeze.stages.verify.detections import match, unit
 from graphfreeze.stages.verify.diverge import first_rows, lines, locate, measure
 from graphfreeze.stages.verify.options import VerifyOptions
-from graphfreeze.stages.verify.reference import Reference, chunked, shared, started_inputs
+from graphfreeze.stages.verify.reference import (
+    Reference,
+    artifact_outputs,
+    chunked,
+    shared,
+    started_inputs,
+)
 from graphfreeze.stages.verify.search import met_at_once, quantize_until, state_goal
 
 
@@ -124,7 +130,7 @@ def _run_early(state, options: VerifyOptions, artifact) -> list | None:
     if started is None:
         return None
     try:
-        return chunked(artifact.open().run, *started)
+        return artifact_outputs(state, artifact, *started)
     except Exception:  # noqa: BLE001 -- said when run again, after the original's own failure
         return None
 

@@ -1,0 +1,91 @@
+"""The run's TensorFlow child: a checkpoint frozen for android by the `freeze` command imports no
+TensorFlow in its own process, and writes what a process with TensorFlow writes; calls, protos
+and errors round-trip; the import check's error is the same line from the child."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from graphfreeze.convert import Request, convert
+from graphfreeze.errors import InputError
+from graphfreeze.process import tensorflow_child
+from graphfreeze.process.tensorflow_child import Child
+from graphfreeze.proto.tf import graph_pb2
+
+FREEZE = str(Path(sys.executable).with_name("freeze"))
+# the `freeze` command, with a note of whether TensorFlow got imported in its own process
+NOTED = ("import sys, atexit\n"
+         "atexit.register(lambda: open('tf.txt', 'w').write(str('tensorflow' in sys.modules)))\n"
+         "from graphfreeze_cli.main import main\n"
+         "sys.argv[0] = 'freeze'\n"
+         "main()\n")
+
+
+def test_calls_protos_and_errors_round_trip():
+    from graphfreeze.graph.checks.validate import check_graph_def
+    from graphfreeze.graph.graphdefs import op_counts
+
+    child = Child()
+    try:
+        graph_def = graph_pb2.GraphDef()
+        graph_def.node.add(name="x", op="Placeholder").attr["dtype"].type = 1
+        assert child.submit(math.sqrt, 16.0).result() == 4.0
+        assert child.submit(op_counts, graph_def).result() == op_counts(graph_def)
+        graph_def.node.add(name="y", op="NoSuchOp")
+        with pytest.raises(InputError, match="model.pb.*NoSuchOp"):
+            child.submit(check_graph_def, graph_def, "model.pb").result()
+        assert child.submit(math.sqrt, 9.0).result() == 3.0  # still serving after an error
+    finally:
+        child.close()
+
+
+def test_no_child_once_tensorflow_is_imported_here():
+    import tensorflow  # noqa: F401
+
+    memo: dict = {}
+    tensorflow_child.start(memo)
+    assert not tensorflow_child.running(memo)
+    assert tensorflow_child.call(memo, math.sqrt, 4.0) == 2.0
+
+
+@pytest.mark.parametrize("name", ["cnn_v2", "iris_partitioned"])
+def test_android_from_a_checkpoint_without_tensorflow_here(sample, monkeypatch, name):
+    """In the model's folder, relative paths, verification on: TensorFlow only in the child;
+    the .pb and its sidecar are those of a run in a process with TensorFlow."""
+    model_dir = sample(name)
+    done = subprocess.run([sys.executable, "-c", NOTED, "--ckpt", "model.ckpt-200",
+                           "--outputs", "probs", "-o", "model.pb"], cwd=model_dir,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (model_dir / "tf.txt").read_text() == ("True" if name == "iris_partitioned" else
+                                                  "False")  # (sliced: RestoreV2 here)
+    sidecar = json.loads((model_dir / "model.pb.json").read_text())
+    assert sidecar["verification"]["passed"]
+    (model_dir / "here").mkdir()
+    monkeypatch.chdir(model_dir)
+    convert(Request(source="model.ckpt-200", outputs=("probs",), output="here/model.pb"))
+    assert Path("here/model.pb").read_bytes() == Path("model.pb").read_bytes()
+    assert json.loads(Path("here/model.pb.json").read_text()) == sidecar
+
+
+def test_a_graph_tensorflow_cannot_import_is_the_same_line(sample):
+    from tensorflow.core.protobuf import meta_graph_pb2
+
+    model_dir = sample("cnn_v2")
+    meta = meta_graph_pb2.MetaGraphDef()
+    meta.ParseFromString((model_dir / "model.ckpt-200.meta").read_bytes())
+    identity = next(n for n in meta.graph_def.node
+                    if n.name == "sequential/batch_normalization_1/cond/Identity")
+    identity.attr["T"].type = 3  # int32 fed a float
+    (model_dir / "model.ckpt-200.meta").write_bytes(meta.SerializeToString())
+    done = subprocess.run([FREEZE, "--ckpt", "model.ckpt-200", "--outputs", "probs"],
+                          cwd=model_dir, capture_output=True, text=True)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 3 and len(lines) == 1, done.stderr
+    assert "TensorFlow cannot import the graph" in lines[0] and identity.name in lines[0]
+    assert not list(model_dir.glob("*.pb*"))
