@@ -38,6 +38,7 @@ def saver_variables(meta, where: str = "the meta graph") -> dict[str, VariableSp
     graph_def = meta.graph_def
     by_name = nodes_by_name(graph_def)
     specs: dict[str, VariableSpec] = {}
+    listed: dict[str, tuple[list[str], list[str]]] = {}
     root = split_tensor(meta.saver_def.restore_op_name)[0] if meta.HasField("saver_def") else ""
     restore_nodes = reachable(graph_def, [root]) if root in by_name else set(by_name)
     for name in sorted(restore_nodes):
@@ -54,8 +55,10 @@ def saver_variables(meta, where: str = "the meta graph") -> dict[str, VariableSp
             continue
         if restore.op != "RestoreV2":
             continue  # very old V1 ops: fall back to node names below
-        keys = _const_strings(by_name[split_tensor(restore.input[1])[0]])
-        slices = _const_strings(by_name[split_tensor(restore.input[2])[0]])
+        if restore_name not in listed:  # one RestoreV2 restores many variables: read once
+            listed[restore_name] = (_const_strings(by_name[split_tensor(restore.input[1])[0]]),
+                                    _const_strings(by_name[split_tensor(restore.input[2])[0]]))
+        keys, slices = listed[restore_name]
         dtypes = restore.attr["dtypes"].list.type
         if k >= min(len(keys), len(slices), len(dtypes)):
             raise InputError(f"{where}: node '{restore_name}' (RestoreV2) lists "

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from graphfreeze.convert import Request, convert
 from graphfreeze.errors import InputError
 from graphfreeze.process import tensorflow_child
 from graphfreeze.process.tensorflow_child import Child
@@ -20,6 +19,9 @@ from graphfreeze.proto.tf import graph_pb2
 FREEZE = str(Path(sys.executable).with_name("freeze"))
 # the `freeze` command, with a note of whether TensorFlow got imported in its own process
 NOTED = ("import sys, atexit\n"
+         "if '--with-tensorflow' in sys.argv:\n"
+         "    sys.argv.remove('--with-tensorflow')\n"
+         "    import tensorflow\n"
          "atexit.register(lambda: open('tf.txt', 'w').write(str('tensorflow' in sys.modules)))\n"
          "from graphfreeze_cli.main import main\n"
          "sys.argv[0] = 'freeze'\n"
@@ -53,24 +55,28 @@ def test_no_child_once_tensorflow_is_imported_here():
     assert tensorflow_child.call(memo, math.sqrt, 4.0) == 2.0
 
 
-@pytest.mark.parametrize("name", ["cnn_v2", "iris_partitioned"])
-def test_android_from_a_checkpoint_without_tensorflow_here(sample, monkeypatch, name):
-    """In the model's folder, relative paths, verification on: TensorFlow only in the child;
-    the .pb and its sidecar are those of a run in a process with TensorFlow."""
-    model_dir = sample(name)
+def _freeze(model_dir, *args: str) -> None:
     done = subprocess.run([sys.executable, "-c", NOTED, "--ckpt", "model.ckpt-200",
-                           "--outputs", "probs", "-o", "model.pb"], cwd=model_dir,
-                          capture_output=True, text=True)
+                           "--outputs", "probs", *args], cwd=model_dir, capture_output=True,
+                          text=True)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("name", ["cnn_v2", "iris_partitioned"])
+def test_android_from_a_checkpoint_without_tensorflow_here(sample, name):
+    """In the model's folder, relative paths, verification on: TensorFlow only in the child;
+    the .pb and its sidecar are those of a run in a process that imported TensorFlow first."""
+    model_dir = sample(name)
+    _freeze(model_dir, "-o", "model.pb")
     assert (model_dir / "tf.txt").read_text() == ("True" if name == "iris_partitioned" else
                                                   "False")  # (sliced: RestoreV2 here)
     sidecar = json.loads((model_dir / "model.pb.json").read_text())
     assert sidecar["verification"]["passed"]
     (model_dir / "here").mkdir()
-    monkeypatch.chdir(model_dir)
-    convert(Request(source="model.ckpt-200", outputs=("probs",), output="here/model.pb"))
-    assert Path("here/model.pb").read_bytes() == Path("model.pb").read_bytes()
-    assert json.loads(Path("here/model.pb.json").read_text()) == sidecar
+    _freeze(model_dir, "-o", "here/model.pb", "--with-tensorflow")
+    assert (model_dir / "tf.txt").read_text() == "True"
+    assert (model_dir / "here/model.pb").read_bytes() == (model_dir / "model.pb").read_bytes()
+    assert json.loads((model_dir / "here/model.pb.json").read_text()) == sidecar
 
 
 def test_a_graph_tensorflow_cannot_import_is_the_same_line(sample):
