@@ -88,7 +88,7 @@ class Child:
             try:
                 self._process.stdin.write(data)
                 self._process.stdin.flush()
-            except OSError:
+            except (OSError, ValueError):  # it ended, or close() closed the pipe
                 return  # the reader fails what is pending
 
     def _read(self) -> None:
