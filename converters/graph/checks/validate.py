@@ -224,7 +224,7 @@ def _check_inputs(node, op_defs, outputs, at, args) -> set[str]:
     """Check the inputs' order, count and sources; returns the nodes `node` waits for (a while
     loop's NextIteration edge left out)."""
     inputs = list(node.input)
-    controls = [i[1:] for i in inputs if i[:1] == "^"]
+    controls = [i[1:] for i in inputs if i[:1] == "^"] if "^" in "".join(inputs) else []
     data = inputs[:len(inputs) - len(controls)]
     if controls:
         if any(i[:1] == "^" for i in data):
@@ -238,7 +238,10 @@ def _check_inputs(node, op_defs, outputs, at, args) -> set[str]:
             raise InputError(f"{at} waits for '{missing[0]}', which is not in the graph; {_FIX}")
     deps = set(controls)
     for inp in data:
-        source = _check_source(inp, op_defs, outputs, at, args)
+        if args is None and inp in op_defs and ":" not in inp:  # output 0 of a node
+            source = inp
+        else:
+            source = _check_source(inp, op_defs, outputs, at, args)
         if source is not None and op_defs[source].name not in _LOOP_BACK:
             deps.add(source)
     op = op_defs[node.name]
