@@ -69,6 +69,23 @@ def test_the_headline_command(iris):
     assert facts["target"] == "android" and facts["verification"]["passed"] is True
 
 
+def test_a_keras_checkpoint_with_tensorflow_in_a_child_only(samples, tmp_path):
+    """cnn_v2 (BatchNorm conds: If branches) needs no TensorFlow in freeze's own process: the
+    installed package's TensorFlow child imports it and verifies."""
+    folder = tmp_path / "cnn_v2"
+    shutil.copytree(samples / "cnn_v2", folder)
+    code = ("import sys, atexit\n"
+            "atexit.register(lambda: print('TF here:', 'tensorflow' in sys.modules))\n"
+            "from graphfreeze_cli.main import main\n"
+            "sys.argv[0] = 'freeze'\n"
+            "main()\n")
+    done = run(WHEEL / "bin" / "python", "-c", code, "--ckpt", "model.ckpt-200", "--outputs",
+               "probs", cwd=folder, COLUMNS="200")
+    assert done.returncode == 0, done.stderr
+    assert "TF here: False" in done.stdout
+    assert sidecar(folder / "model.ckpt-200.pb")["verification"]["passed"] is True
+
+
 def test_freeze_targets_lists_every_builtin_target(iris):
     done = freeze("targets", cwd=iris)
     assert done.returncode == 0, done.stderr
