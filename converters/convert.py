@@ -190,9 +190,12 @@ def _floor(plans: list[plan.TargetPlan]) -> bool:
                for p in plans for step in p.steps)
 
 
-def _checked(memo: dict) -> None:
-    """The import check's error, if it failed (a stage's own error is said after it)."""
-    memo[IMPORT_CHECK].result()
+def _checked(memo: dict, failed: bool = False) -> None:
+    """The import check's error, if it failed; after a stage `failed`, only its InputError (a
+    broken graph is said as TensorFlow's importer says it, before what it broke downstream)."""
+    error = memo[IMPORT_CHECK].exception()
+    if error is not None and (not failed or isinstance(error, InputError)):
+        raise error
 
 
 def execute(prepared: Prepared,
@@ -223,7 +226,7 @@ def _execute(prepared: Prepared, memo: dict, on_stage, on_commit) -> list[Writte
             states = plan.run(prepared.plans, dataclasses.replace(initial, files=txn),
                               prepared.paths, on_stage)
         except Exception:
-            _checked(memo)
+            _checked(memo, failed=True)
             raise
         _checked(memo)
         for state in states:

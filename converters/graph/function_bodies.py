@@ -8,9 +8,10 @@ from __future__ import annotations
 def _arg_count(arg, node) -> int:
     """Tensors one OpDef output argument stands for on `node` (node_def_util's ComputeArgRange)."""
     if arg.number_attr:
-        return node.attr[arg.number_attr].i
+        return node.attr[arg.number_attr].i if arg.number_attr in node.attr else 0
     if arg.type_list_attr:
-        return len(node.attr[arg.type_list_attr].list.type)
+        return len(node.attr[arg.type_list_attr].list.type) \
+            if arg.type_list_attr in node.attr else 0
     if arg.type_attr or arg.type:
         return 1
     raise ValueError(f"invalid output argument {arg.name} of op {node.op} (node {node.name})")
@@ -31,7 +32,7 @@ def body_nodes(fdef, library: dict) -> tuple[list, dict[str, str]]:
             raise ValueError(f"op {node.op} of node {node.name} in function "
                              f"{fdef.signature.name} is not registered")
         for attr in signature.attr:
-            if attr.type in ("func", "list(func)"):
+            if attr.type in ("func", "list(func)") and attr.name in node.attr:
                 value = node.attr[attr.name]
                 for func in [value.func] if attr.type == "func" else value.list.func:
                     if func.name and func.name not in library:

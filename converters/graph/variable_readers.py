@@ -19,6 +19,9 @@ _CALLERS = {"If": (1, "Tin", ("then_branch", "else_branch")),
             "Case": (1, "Tin", ("branches",)),
             "PartitionedCall": (0, "Tin", ("f",)), "StatefulPartitionedCall": (0, "Tin", ("f",))}
 _ITS_OWN = ("While", "StatelessWhile", "ResourceGather", "ResourceGatherNd")
+# every caller's function attrs (the converter renames them when it first edits the caller)
+_FUNC_ATTRS = {**{op: attrs for op, (_, _, attrs) in _CALLERS.items()},
+               "While": ("body", "cond"), "StatelessWhile": ("body", "cond")}
 
 
 class _Unsupported(Exception):
@@ -112,10 +115,26 @@ class _Conversion:
         node.CopyFrom(kept)
         if scope.function is not None:  # its readers named its output `value`: now `output`
             for reader, index in scope.readers.get(node.name, ()):
+                self.first_sight(reader)  # (as the converter edits it: a caller's names too)
                 parts = reader.input[index].split(":")
                 if len(parts) > 1 and parts[1] == "value":
                     parts[1] = "output"
                     reader.input[index] = ":".join(parts)
+
+    def first_sight(self, node) -> None:
+        """A caller the converter edits for the first time gets the new names of the functions
+        renamed so far (and keeps the others' old names, as the converter's copy does)."""
+        if node.op not in _FUNC_ATTRS or id(node) in self.callers:
+            return
+        self.callers.add(id(node))
+        for a in _FUNC_ATTRS[node.op]:
+            if a not in node.attr:
+                continue
+            value = node.attr[a]
+            for func in [value.func] if value.HasField("func") else \
+                    value.list.func if value.HasField("list") else []:
+                if func.name in self.renamed:
+                    func.name = self.names[func.name]
 
     def call(self, scope: _Scope, node, index: int, dtype: int, depth: int) -> None:
         first, types, attrs = _CALLERS[node.op]
@@ -129,14 +148,7 @@ class _Conversion:
                     raise _Unsupported(name)
                 self.argument(scope_of, index - first, dtype, depth + 1)
         self.touch(scope)
-        if id(node) not in self.callers:  # its function names, as the converter renames them
-            self.callers.add(id(node))
-            for a in attrs:
-                funcs = [node.attr[a].func] if a in node.attr and node.attr[a].HasField("func") \
-                    else node.attr[a].list.func if a in node.attr else []
-                for func in funcs:
-                    if func.name in self.renamed:
-                        func.name = self.names[func.name]
+        self.first_sight(node)
         if index >= first:
             attr = node.attr[types]
             if attr.HasField("list") and index - first < len(attr.list.type):

@@ -53,7 +53,10 @@ def _message(full_name: str, data: bytes):
 
 
 class Child:
-    """One child process that imports TensorFlow at once, then runs the calls sent to it."""
+    """One child process that imports TensorFlow at once, then runs the calls sent to it.
+
+    Each message is a pickled (key, ok, payload) whose payload is pickled on its own, so a call
+    or a result that does not unpickle fails that call alone."""
 
     def __init__(self):
         import subprocess
@@ -61,6 +64,7 @@ class Child:
         self._process = subprocess.Popen([sys.executable, "-c", _MAIN],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._pending: dict[int, Future] = {}
+        self._ended: str | None = None  # why calls fail at once (the child is gone)
         self._lock = threading.Lock()
         self._calls: queue.SimpleQueue = queue.SimpleQueue()
         threading.Thread(target=self._read, daemon=True, name="tensorflow-child-read").start()
@@ -73,14 +77,17 @@ class Child:
         data = io.BytesIO()
         key = id(future)
         try:
-            _Pickler(data).dump((key, fn, args))
+            _Pickler(data).dump((fn, args))
         except (pickle.PicklingError, TypeError, AttributeError) as err:
             future.set_exception(RuntimeError(f"cannot send {fn.__name__} to the TensorFlow "
                                               f"child process: {err}"))
             return future
         with self._lock:
+            if self._ended:
+                future.set_exception(RuntimeError(self._ended))
+                return future
             self._pending[key] = future
-            self._calls.put(data.getvalue())
+            self._calls.put(pickle.dumps((key, True, data.getvalue())))
         return future
 
     def _write(self) -> None:
@@ -94,26 +101,44 @@ class Child:
     def _read(self) -> None:
         while True:
             try:
-                key, ok, value = pickle.load(self._process.stdout)
+                key, ok, payload = pickle.load(self._process.stdout)
             except Exception:  # noqa: BLE001 -- it ended (closed, killed): every call fails
-                with self._lock:
-                    for future in self._pending.values():
-                        future.set_exception(RuntimeError("the TensorFlow child process ended"))
-                    self._pending.clear()
+                self._end()
                 return
+            try:
+                value = pickle.loads(payload)
+            except Exception as err:  # noqa: BLE001 -- that call's result, not the channel
+                ok, value = False, RuntimeError(f"the TensorFlow child process's answer does "
+                                                f"not unpickle here: {err}")
             with self._lock:
-                future = self._pending.pop(key)
-            (future.set_result if ok else future.set_exception)(value)
+                future = self._pending.pop(key, None)
+            if future is not None:
+                (future.set_result if ok else future.set_exception)(value)
+
+    def _end(self) -> None:
+        import subprocess
+
+        try:
+            code = self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # its answers stopped but it lives on: end it
+            self._process.kill()
+            code = self._process.wait()
+        why = f"the TensorFlow child process ended (exit {code}); run with --debug to see why"
+        with self._lock:
+            self._ended = why
+            pending, self._pending = self._pending, {}
+        for future in pending.values():
+            future.set_exception(RuntimeError(why))
 
     def close(self) -> None:
         """End the child (a call under way is abandoned)."""
         self._calls.put(None)
+        if self._process.poll() is None:
+            self._process.kill()  # first: closing a pipe a write blocks on waits for the write
         try:
             self._process.stdin.close()
-        except OSError:
+        except (OSError, ValueError):
             pass
-        if self._process.poll() is None:
-            self._process.kill()
         self._process.wait()
 
 
@@ -123,13 +148,24 @@ def start(memo: dict) -> None:
         memo[KEY] = Child()
 
 
+class _Stopped:
+    """What a run's memo holds once its child is stopped: a late call (a thread still running
+    when the run failed) fails instead of importing TensorFlow here."""
+
+    def submit(self, fn, *args) -> Future:
+        done = Future()
+        done.set_exception(RuntimeError("the run has ended"))
+        return done
+
+
 def stop(memo: dict) -> None:
-    child = memo.pop(KEY, None)
-    if child is not None:
+    child = memo.get(KEY)
+    if isinstance(child, Child):
+        memo[KEY] = _Stopped()
         child.close()
 
 
-def _child(memo: dict) -> Child | None:
+def _child(memo: dict) -> Child | _Stopped | None:
     return memo.get(KEY) if "tensorflow" not in sys.modules else None
 
 
@@ -175,23 +211,27 @@ def serve() -> None:
     import tensorflow  # noqa: F401 -- with logs on (--debug), imported here
     lock = threading.Lock()
 
-    def answer(key, fn, args) -> None:
+    def answer(key, call) -> None:
         try:
-            reply = (key, True, fn(*args))
-        except Exception as err:  # noqa: BLE001 -- the caller raises it
-            reply = (key, False, err)
+            fn, args = pickle.loads(call)
+            reply = (True, fn(*args))
+        except BaseException as err:  # noqa: BLE001 -- the caller raises it
+            reply = (False, err if not type(err).__module__.startswith("tensorflow") else
+                     RuntimeError(f"{type(err).__name__}: {err}"))  # (no TensorFlow there)
         try:
-            data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps(reply[1], protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as err:  # noqa: BLE001 -- what does not pickle: its text
-            data = pickle.dumps((key, False, RuntimeError(f"{type(err).__name__}: {err}")))
+            what = reply[1] if not reply[0] else err
+            reply = (False, None)
+            payload = pickle.dumps(RuntimeError(f"{type(what).__name__}: {what}"))
         with lock:
-            replies.write(data)
+            replies.write(pickle.dumps((key, reply[0], payload)))
             replies.flush()
 
     with ThreadPoolExecutor(2) as pool:
         while True:
             try:
-                key, fn, args = pickle.load(sys.stdin.buffer)
+                key, _, call = pickle.load(sys.stdin.buffer)
             except EOFError:
                 return
-            pool.submit(answer, key, fn, args)
+            pool.submit(answer, key, call)

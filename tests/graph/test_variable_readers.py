@@ -86,3 +86,39 @@ def test_a_checkpoint_freezes_without_tensorflow_as_with_it(samples, name):
     floor = subprocess.run([sys.executable, str(script), prefix, "probs", "--no-tensorflow"],
                            capture_output=True, text=True, check=True).stdout.strip()
     assert floor == frozen_sha(prefix, "probs")
+
+
+@pytest.mark.parametrize("order", [["v1", "v2"], ["v2", "v1"]])
+def test_a_read_inside_a_function_feeding_a_call(order):
+    """F reads v1's handle and passes the value to a call of G, which reads v2's handle: the
+    converter renames the call's function only if G was renamed before it first edited it."""
+    from graphfreeze.proto.tf import graph_pb2
+
+    resource, float32 = 20, 1
+    graph_def = graph_pb2.GraphDef()
+    for name in order:
+        graph_def.node.add(name=name, op="VarHandleOp").attr["dtype"].type = float32
+    outer = graph_def.node.add(name="P", op="StatefulPartitionedCall", input=["v1", "v2"])
+    outer.attr["f"].func.name = "F"
+    outer.attr["Tin"].list.type.extend([resource, resource])
+    outer.attr["Tout"].list.type.append(float32)
+    f = graph_def.library.function.add()
+    f.signature.name = "F"
+    f.signature.input_arg.add(name="h1", type=resource)
+    f.signature.input_arg.add(name="h2", type=resource)
+    f.signature.output_arg.add(name="out", type=float32)
+    f.node_def.add(name="r", op="ReadVariableOp", input=["h1"]).attr["dtype"].type = float32
+    inner = f.node_def.add(name="c", op="StatefulPartitionedCall", input=["r:value:0", "h2"])
+    inner.attr["f"].func.name = "G"
+    inner.attr["Tin"].list.type.extend([float32, resource])
+    inner.attr["Tout"].list.type.append(float32)
+    f.ret["out"] = "c:output:0"
+    g = graph_def.library.function.add()
+    g.signature.name = "G"
+    g.signature.input_arg.add(name="x", type=float32)
+    g.signature.input_arg.add(name="h", type=resource)
+    g.signature.output_arg.add(name="y", type=float32)
+    g.node_def.add(name="r2", op="ReadVariableOp", input=["h"]).attr["dtype"].type = float32
+    g.node_def.add(name="y", op="AddV2", input=["x", "r2:value:0"]).attr["T"].type = float32
+    g.ret["y"] = "y:z:0"
+    _same(*_both(graph_def))

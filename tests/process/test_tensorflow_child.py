@@ -95,3 +95,29 @@ def test_a_graph_tensorflow_cannot_import_is_the_same_line(sample):
     assert done.returncode == 3 and len(lines) == 1, done.stderr
     assert "TensorFlow cannot import the graph" in lines[0] and identity.name in lines[0]
     assert not list(model_dir.glob("*.pb*"))
+
+
+def test_a_child_that_died_fails_every_call_at_once(monkeypatch):
+    import time
+
+    monkeypatch.setattr(tensorflow_child, "_MAIN", "import sys; sys.exit(1)")
+    child = Child()
+    try:
+        time.sleep(1)  # gone before the first call is sent
+        for _ in range(2):
+            with pytest.raises(RuntimeError, match=r"child process ended \(exit 1\)"):
+                child.submit(math.sqrt, 4.0).result(timeout=30)
+    finally:
+        child.close()
+
+
+def test_close_does_not_wait_for_the_import():
+    import time
+
+    child = Child()
+    pending = child.submit(math.sqrt, 4.0)  # written while the child still imports TensorFlow
+    start = time.perf_counter()
+    child.close()
+    assert time.perf_counter() - start < 1.5
+    with pytest.raises(RuntimeError, match="ended"):
+        pending.result(timeout=30)
