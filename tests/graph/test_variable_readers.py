@@ -98,27 +98,27 @@ def test_a_read_inside_a_function_feeding_a_call(order):
     graph_def = graph_pb2.GraphDef()
     for name in order:
         graph_def.node.add(name=name, op="VarHandleOp").attr["dtype"].type = float32
-    outer = graph_def.node.add(name="P", op="StatefulPartitionedCall", input=["v1", "v2"])
-    outer.attr["f"].func.name = "F"
-    outer.attr["Tin"].list.type.extend([resource, resource])
-    outer.attr["Tout"].list.type.append(float32)
-    f = graph_def.library.function.add()
-    f.signature.name = "F"
-    f.signature.input_arg.add(name="h1", type=resource)
-    f.signature.input_arg.add(name="h2", type=resource)
-    f.signature.output_arg.add(name="out", type=float32)
-    f.node_def.add(name="r", op="ReadVariableOp", input=["h1"]).attr["dtype"].type = float32
-    inner = f.node_def.add(name="c", op="StatefulPartitionedCall", input=["r:value:0", "h2"])
-    inner.attr["f"].func.name = "G"
-    inner.attr["Tin"].list.type.extend([float32, resource])
-    inner.attr["Tout"].list.type.append(float32)
-    f.ret["out"] = "c:output:0"
-    g = graph_def.library.function.add()
-    g.signature.name = "G"
-    g.signature.input_arg.add(name="x", type=float32)
-    g.signature.input_arg.add(name="h", type=resource)
-    g.signature.output_arg.add(name="y", type=float32)
-    g.node_def.add(name="r2", op="ReadVariableOp", input=["h"]).attr["dtype"].type = float32
+
+    def call(nodes, name, inputs, function, types):
+        node = nodes.add(name=name, op="StatefulPartitionedCall", input=inputs)
+        node.attr["f"].func.name = function
+        node.attr["Tin"].list.type.extend(types)
+        node.attr["Tout"].list.type.append(float32)
+
+    def function(name, args, reads, ret):
+        f = graph_def.library.function.add()
+        f.signature.name = name
+        for arg, dtype in args:
+            f.signature.input_arg.add(name=arg, type=dtype)
+        f.signature.output_arg.add(name=ret[0], type=float32)
+        f.node_def.add(name=reads[0], op="ReadVariableOp", input=[reads[1]]).attr[
+            "dtype"].type = float32
+        f.ret[ret[0]] = ret[1]
+        return f
+
+    call(graph_def.node, "P", ["v1", "v2"], "F", [resource, resource])
+    f = function("F", [("h1", resource), ("h2", resource)], ("r", "h1"), ("out", "c:output:0"))
+    call(f.node_def, "c", ["r:value:0", "h2"], "G", [float32, resource])
+    g = function("G", [("x", float32), ("h", resource)], ("r2", "h"), ("y", "y:z:0"))
     g.node_def.add(name="y", op="AddV2", input=["x", "r2:value:0"]).attr["T"].type = float32
-    g.ret["y"] = "y:z:0"
     _same(*_both(graph_def))
