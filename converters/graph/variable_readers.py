@@ -24,6 +24,15 @@ _FUNC_ATTRS = {**{op: attrs for op, (_, _, attrs) in _CALLERS.items()},
                "While": ("body", "cond"), "StatelessWhile": ("body", "cond")}
 
 
+def _funcs(node, attrs):
+    """The function references (NameAttrList) in `node`'s attrs `attrs`, in order."""
+    for name in attrs:
+        if name in node.attr:
+            value = node.attr[name]
+            yield from [value.func] if value.HasField("func") else \
+                value.list.func if value.HasField("list") else []
+
+
 class _Unsupported(Exception):
     """A reader only TensorFlow's converter rewrites."""
 
@@ -127,20 +136,13 @@ class _Conversion:
         if node.op not in _FUNC_ATTRS or id(node) in self.callers:
             return
         self.callers.add(id(node))
-        for a in _FUNC_ATTRS[node.op]:
-            if a not in node.attr:
-                continue
-            value = node.attr[a]
-            for func in [value.func] if value.HasField("func") else \
-                    value.list.func if value.HasField("list") else []:
-                if func.name in self.renamed:
-                    func.name = self.names[func.name]
+        for func in _funcs(node, _FUNC_ATTRS[node.op]):
+            if func.name in self.renamed:
+                func.name = self.names[func.name]
 
     def call(self, scope: _Scope, node, index: int, dtype: int, depth: int) -> None:
         first, types, attrs = _CALLERS[node.op]
-        called = [f.name for a in attrs if a in node.attr for f in
-                  ([node.attr[a].func] if node.attr[a].HasField("func") else
-                   node.attr[a].list.func if node.attr[a].HasField("list") else [])]
+        called = [f.name for f in _funcs(node, attrs)]
         if index >= first:
             for name in called:
                 scope_of = self.scopes.get(self.originals.get(name, name))
