@@ -169,7 +169,8 @@ class Format:
     could touch the host; `loaded`: what the export holds in memory of it (a GraphDef), so it
     is not read back. `parts(path)`: the files the artifact is made of (`.xml` + `.bin`).
     `gaps(graph_def, ops)`: what the format cannot take (`freeze inspect`). `requires`: the
-    Python modules it imports, installed by `pip install 'graphfreeze[EXTRA]'`."""
+    Python modules it imports, installed by `pip install 'graphfreeze[EXTRA]'`. `floor`: `open`
+    imports no TensorFlow (a run with a TensorFlow child runs the artifact here, beside it)."""
 
     name: str
     export: Stage
@@ -179,6 +180,7 @@ class Format:
     extra: str | None = None
     stages: tuple[Stage, ...] = ()  # more stages the format brings (after its export)
     parts: Callable[[str], list[str]] = field(default=one_file, repr=False)
+    floor: bool = False
 
     def missing(self) -> list[str]:
         """The required modules that are not installed (found without importing them)."""

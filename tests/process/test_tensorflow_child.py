@@ -1,6 +1,7 @@
-"""The run's TensorFlow child: a checkpoint frozen for android by the `freeze` command imports no
-TensorFlow in its own process, and writes what a process with TensorFlow writes; calls, protos
-and errors round-trip; the import check's error is the same line from the child."""
+"""The run's TensorFlow child: a checkpoint frozen for android or openvino by the `freeze`
+command imports no TensorFlow in its own process, and writes what a process with TensorFlow
+writes; calls, protos and errors round-trip; the import check's error is the same line from the
+child."""
 
 from __future__ import annotations
 
@@ -62,21 +63,26 @@ def _freeze(model_dir, *args: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("name", ["cnn_v2", "iris_partitioned"])
-def test_android_from_a_checkpoint_without_tensorflow_here(sample, name):
-    """In the model's folder, relative paths, verification on: TensorFlow only in the child;
-    the .pb and its sidecar are those of a run in a process that imported TensorFlow first."""
+@pytest.mark.parametrize(("name", "target", "suffix"), [
+    ("cnn_v2", "android", ".pb"), ("iris_partitioned", "android", ".pb"),
+    ("cnn_v2", "openvino", ".xml")])
+def test_a_checkpoint_without_tensorflow_here(sample, name, target, suffix):
+    """In the model's folder, relative paths, verification on: TensorFlow only in the child
+    (OpenVINO's frontend reads the frozen graph as a file, its runtime runs here); the artifact
+    and its sidecar are those of a run in a process that imported TensorFlow first."""
     model_dir = sample(name)
-    _freeze(model_dir, "-o", "model.pb")
+    _freeze(model_dir, "--target", target, "-o", "model" + suffix)
     assert (model_dir / "tf.txt").read_text() == ("True" if name == "iris_partitioned" else
                                                   "False")  # (sliced: RestoreV2 here)
-    sidecar = json.loads((model_dir / "model.pb.json").read_text())
+    sidecar = json.loads((model_dir / f"model{suffix}.json").read_text())
     assert sidecar["verification"]["passed"]
     (model_dir / "here").mkdir()
-    _freeze(model_dir, "-o", "here/model.pb", "--with-tensorflow")
+    _freeze(model_dir, "--target", target, "-o", "here/model" + suffix, "--with-tensorflow")
     assert (model_dir / "tf.txt").read_text() == "True"
-    assert (model_dir / "here/model.pb").read_bytes() == (model_dir / "model.pb").read_bytes()
-    assert json.loads((model_dir / "here/model.pb.json").read_text()) == sidecar
+    for part in {".pb": [".pb"], ".xml": [".xml", ".bin"]}[suffix]:
+        assert (model_dir / f"here/model{part}").read_bytes() == \
+            (model_dir / f"model{part}").read_bytes()
+    assert json.loads((model_dir / f"here/model{suffix}.json").read_text()) == sidecar
 
 
 def test_a_graph_tensorflow_cannot_import_is_the_same_line(sample):

@@ -1,14 +1,13 @@
 """OpenVINO's TensorFlow frontend (`ov.convert_model`) on a GraphDef, and its errors read: the
 "No conversion rule found for operations: A, B" summary it gives for a graph it cannot convert.
 
-A GraphDef with a function library (the bodies of `While`/`If`, kept functional) goes to the
-frontend as a `.pb` file, which it reads as a protobuf, functions included (as it reads a
-SavedModel folder). Given as a GraphDef object it imports it into a `tf.Graph` and reads that
-through its Python iterator, which cannot reach a library function's body (TensorFlow's
-importer makes them `_DefinedFunction`s without a `graph`): every `While` would be refused.
-A graph openvino-tokenizers may be needed for (strings, ragged or table ops) goes as a file
-too: that iterator gives a string constant as its Python repr (`b'red'`), so every table lookup
-would miss, and it cannot hand the extension a numeric RaggedTensorToTensor."""
+The GraphDef goes to the frontend as a `.pb` file, which its C++ reader takes as a protobuf,
+function library included (as it reads a SavedModel folder), without TensorFlow in this process.
+Given as a GraphDef object it would import TensorFlow, import the graph into a `tf.Graph` and
+read that through its Python iterator, which cannot reach a library function's body (every
+`While` would be refused), gives a string constant as its Python repr (`b'red'`: every table
+lookup of openvino-tokenizers would miss) and cannot hand the extension a numeric
+RaggedTensorToTensor. The IR is the same either way but for its `conversion_parameters`."""
 
 from __future__ import annotations
 
@@ -53,23 +52,18 @@ def convert(graph_def, inputs=None, outputs=None):
 
 @contextlib.contextmanager
 def readable(graph_def):
-    """What the frontend reads whole: the GraphDef, or with a function library or what
-    openvino-tokenizers translates a temporary `.pb` of it (see the module docstring)."""
-    if not graph_def.library.function and not tokenizers.needed(graph_def):
-        yield graph_def
-        return
+    """A temporary `.pb` of the GraphDef, what the frontend reads (see the module docstring);
+    always named `frozen.pb`, so the IR's `conversion_parameters` are the same on every run."""
     with tempfile.TemporaryDirectory(prefix="graphfreeze-openvino-") as folder:
         path = os.path.join(folder, "frozen.pb")
         with open(path, "wb") as f:
-            f.write(graph_def.SerializeToString())
+            f.write(graph_def.SerializeToString(deterministic=True))
         yield path
 
 
 def to_ir(graph_def, where: str, inputs, outputs):
     """The OpenVINO model of a frozen graph, inputs and outputs (TensorInfos) named and shaped;
     ops OpenVINO cannot take are one line naming the nodes."""
-    from graphfreeze.graph.skeleton import run_frozen  # noqa: F401 -- TensorFlow's env first
-
     try:
         return convert(graph_def, [(i.name, i.shape) for i in inputs], [o.name for o in outputs])
     except Exception as err:  # noqa: BLE001 -- OpConversionFailure and other frontend errors

@@ -14,7 +14,7 @@ from graphfreeze.formats.openvino.runtime import open_openvino, parts
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import option
-from graphfreeze.plugins import Format, Stage
+from graphfreeze.plugins import Format, Stage, always
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
 
@@ -68,6 +68,7 @@ def run(state, options: OpenVinoOptions):
 
 
 STAGE = Stage("export_openvino", run, "graph", "artifact", OpenVinoOptions,
-              "OpenVINO IR (.xml + .bin) with OpenVINO's TensorFlow frontend", suffix=".xml")
+              "OpenVINO IR (.xml + .bin) with OpenVINO's TensorFlow frontend", suffix=".xml",
+              floor=always)
 FORMAT = Format("openvino", STAGE, open=open_openvino, gaps=openvino_gaps, parts=parts,
-                requires=("openvino",), extra="openvino")
+                requires=("openvino",), extra="openvino", floor=True)

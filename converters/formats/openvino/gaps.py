@@ -33,23 +33,14 @@ def _conversion_error(graph_def) -> Exception | None:
     """What OpenVINO's TensorFlow frontend raises on a GraphDef (None: it converts). The
     frontend alone: `ov.convert_model`'s model-wide optimizations judge nothing and grow faster
     than the graph."""
-    import tensorflow as tf
     from openvino.frontend import FrontEndManager
-    from openvino.frontend.tensorflow.graph_iterator import GraphIteratorTFGraph
 
     if tokenizers.needed(graph_def):
         tokenizers.load()
     try:
         frontend = FrontEndManager().load_by_framework("tf")
-        with readable(graph_def) as model:
-            if isinstance(model, str):  # read as a file (`readable`, convert.py)
-                frontend.convert(frontend.load(model))
-                return None
-            graph = tf.Graph()
-            with graph.as_default():
-                tf.compat.v1.import_graph_def(graph_def, name="")
-            iterator = GraphIteratorTFGraph(graph, True)  # kept alive while the frontend reads
-            frontend.convert(frontend.load(iterator))
+        with readable(graph_def) as path:
+            frontend.convert(frontend.load(path))
     except Exception as err:  # noqa: BLE001 -- OpConversionFailure, or another frontend error
         return err
     return None

@@ -89,11 +89,13 @@ def _original_run(model, graph_def, flag_feeds: dict, names: list[str], feeds: d
 
 def artifact_outputs(state, artifact, feeds: dict, rows: int) -> list:
     """The artifact's outputs on `feeds`, `rows` a run (in the run's TensorFlow child, if it has
-    one: opened from its staged file there)."""
+    one and the format's runtime needs TensorFlow: opened from its staged file there)."""
     import dataclasses
 
     from graphfreeze.process import tensorflow_child
 
+    if artifact.format.floor:
+        return _artifact_run(artifact, feeds, rows)
     if tensorflow_child.running(state.memo):
         artifact = dataclasses.replace(artifact, loaded=None, quantizer=None)
     return tensorflow_child.call(state.memo, _artifact_run, artifact, feeds, rows)
