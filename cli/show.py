@@ -38,8 +38,8 @@ def written(results) -> None:
             out.print(f"{role:<7} {t['name']:<24} {t['dtype']:<8} {shape(t['shape'])}")
     for w in results:
         car = w.sidecar
-        out.print(f"[bold]{w.target}[/]: wrote {w.path} ({size(car.bytes)}, "
-                  f"{car.facts.get('node_count', '?')} nodes)")
+        nodes = f", {car.facts['node_count']} nodes" if "node_count" in car.facts else ""
+        out.print(f"[bold]{w.target}[/]: wrote {w.path} ({size(car.bytes)}{nodes})")
         for line in car.summary:
             out.print(f"  {line}")
         if car.facts.get("gpu"):

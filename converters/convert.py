@@ -172,6 +172,8 @@ def initial_state(request: Request, model, memo: dict | None = None) -> State:
     from graphfreeze.process import tensorflow_child
 
     memo = {} if memo is None else memo
+    if getattr(model, "interface", False):  # its graph is its signature: the files are read
+        return _interface_state(model, outputs, inputs, notes, memo)
     checked = tensorflow_child.submit(  # what the run needs imports cleanly (said at once here,
         memo, check_import, skeleton(extract(model.graph_def, keep)), where)  # at commit there)
     if checked.done():
@@ -179,6 +181,21 @@ def initial_state(request: Request, model, memo: dict | None = None) -> State:
     memo[IMPORT_CHECK] = checked
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags,
                  notes=notes, memo=memo)
+
+
+def _interface_state(model, outputs, inputs, notes: dict, memo: dict) -> State:
+    """The state a stage that reads the files itself starts from (`Source.interface`): the
+    interface as its graph, its inputs and outputs as the files say, nothing to import."""
+    from concurrent.futures import Future
+
+    from graphfreeze.tensors import known_infos
+
+    memo[IMPORT_CHECK] = Future()
+    memo[IMPORT_CHECK].set_result(None)
+    state = State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags={},
+                  graph_def=model.graph_def, notes=notes, memo=memo)
+    known_infos(state, *model.infos())
+    return state
 
 
 IMPORT_CHECK = "import_check"
@@ -207,23 +224,66 @@ def execute(prepared: Prepared,
     from graphfreeze.process import tensorflow_child
 
     memo: dict = {}
-    if prepared.source.floor and _floor(prepared.plans):
-        tensorflow_child.start(memo)
+    direct = _direct(prepared)
+    if (prepared.source.floor or direct and prepared.request.verify) and _floor(prepared.plans):
+        tensorflow_child.start(memo)  # (reading the files, only verification needs TensorFlow)
     try:
-        return _execute(prepared, memo, on_stage, on_commit)
+        written = _read_directly(prepared, direct, memo, on_stage, on_commit) if direct else None
+        if written is not None:
+            return written
+        if direct:  # the full route loads the model with TensorFlow here
+            tensorflow_child.stop(memo)
+            memo = {}
+        model = prepared.source.load(prepared.request.source, prepared.source_options,
+                                     prepared.request.unsafe)
+        return _execute(prepared, model, prepared.plans, memo, on_stage, on_commit)
     finally:
         tensorflow_child.stop(memo)
 
 
-def _execute(prepared: Prepared, memo: dict, on_stage, on_commit) -> list[Written]:
+def _direct(prepared: Prepared) -> list[plan.TargetPlan] | None:
+    """Each target's plan from its stage that `reads` the source's files itself, when every
+    target has one, the run keeps the model's own inputs and outputs, no option given applies
+    to a stage before it, and every step can run without TensorFlow here; else None."""
+    from graphfreeze.options import option_names
+
+    request, kind = prepared.request, prepared.source.name
+    if request.inputs or request.outputs or not _floor(prepared.plans):
+        return None
+    plans = []
+    for p in prepared.plans:
+        at = next((i for i, step in enumerate(p.steps) if kind in step.stage.reads), None)
+        given = {*request.stage_options, *request.target_options.get(p.target.name, {})}
+        if at is None or any(option_names(s.stage.options) & given for s in p.steps[:at]):
+            return None
+        plans.append(plan.TargetPlan(p.target, p.steps[at:]))
+    return plans
+
+
+def _read_directly(prepared: Prepared, plans, memo: dict, on_stage, on_commit):
+    """The run with the source's interface (`Source.interface`) in place of its graph; None when
+    the kind has none for these options, or the reading fails or is not verified (the full
+    route then runs, as it would have without this one)."""
+    from graphfreeze.errors import RunError, VerificationError
+
     request = prepared.request
-    model = prepared.source.load(request.source, prepared.source_options, request.unsafe)
+    model = prepared.source.interface(request.source, prepared.source_options, request.unsafe)
+    if model is None:
+        return None
+    try:
+        return _execute(prepared, model, plans, memo, on_stage, on_commit)
+    except (InputError, RunError, VerificationError):
+        return None
+
+
+def _execute(prepared: Prepared, model, plans, memo: dict, on_stage, on_commit) -> list[Written]:
+    request = prepared.request
     memory.settle()
     initial = initial_state(request, model, memo)
     written = []
     with storage.Transaction(request.force, on_commit) as txn:
         try:
-            states = plan.run(prepared.plans, dataclasses.replace(initial, files=txn),
+            states = plan.run(plans, dataclasses.replace(initial, files=txn),
                               prepared.paths, on_stage)
         except Exception:
             _checked(memo, failed=True)

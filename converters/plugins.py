@@ -53,6 +53,9 @@ class Stage:
     # `floor(options)`: runs without TensorFlow in this process, what needs it going to the
     # run's TensorFlow child (process/tensorflow_child.py); None: imports TensorFlow here
     floor: Callable[[Any], bool] | None = None
+    # source kinds whose files this (export) stage converts itself, in place of the graph
+    # stages before it, given the model's interface (`Source.interface`) instead of a graph
+    reads: tuple[str, ...] = ()
 
 
 def always(_options) -> bool:
@@ -107,6 +110,12 @@ class Source:
     def load(self, path: str, options, unsafe: bool):
         """The LoadedModel (sources/base.py) for `path`."""
         raise NotImplementedError
+
+    def interface(self, path: str, options, unsafe: bool):
+        """A LoadedModel of the model's own inputs and outputs only, without TensorFlow, for a
+        stage that `reads` this kind's files itself (its `interface` is True); None when this
+        kind has none, or not for these options."""
+        return None
 
     def describe(self, path: str, options, unsafe: bool) -> dict:
         """inspect's report fields: size_bytes, variables, signatures, inputs, outputs, flags,

@@ -69,6 +69,12 @@ def io_infos(state) -> tuple[tuple[TensorInfo, ...], tuple[TensorInfo, ...]]:
     return cached[1], cached[2]
 
 
+def known_infos(state, inputs: tuple[TensorInfo, ...], outputs: tuple[TensorInfo, ...]) -> None:
+    """Make `io_infos(state)` answer (inputs, outputs) as given: what a model's files say of its
+    inputs and outputs, where its graph is not inferred (sources/saved_model_interface.py)."""
+    state.memo["io_infos"] = (state.graph_def, inputs, outputs)
+
+
 ALPHABET = "abcdefgh"  # seeded strings: short words of these letters
 
 

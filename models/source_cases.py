@@ -15,6 +15,10 @@ OUT_DIR/
   v1_sharded/           the same saved sharded (model.ckpt-7-00000-of-00001)
   short_restore/        a V2 checkpoint whose meta graph's RestoreV2 lists fewer tensor names
                         than the Saver restores (a corrupt .meta)
+  tf1_savedmodel/       a TF1 SavedModel (SavedModelBuilder) of `x` -> `out`, a softmax layer
+  v1_cond_savedmodel/   a TF1 SavedModel (SavedModelBuilder) with a v1 `cond` on a constant:
+                        `x` -> `out`, which OpenVINO's frontend names after the cond's tensor
+  digamma_savedmodel/   a TF1 SavedModel of `x` -> `out` through Digamma (no OpenVINO rule)
 """
 
 from __future__ import annotations
@@ -130,10 +134,37 @@ def checkpoints(out: str) -> None:
         f.write(meta.SerializeToString())
 
 
+def _tf1_savedmodel(folder: str, body) -> None:
+    """SavedModelBuilder of `out = body(x @ w)`, signature `x` -> `out` (control flow v1)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        w = v1.get_variable("w", initializer=tf.constant(np.arange(12, dtype=np.float32)
+                                                         .reshape(4, 3) / 10), use_resource=False)
+        out = tf.identity(body(tf.matmul(x, w)), name="out")
+        with v1.Session() as sess:
+            sess.run(v1.global_variables_initializer())
+            builder = v1.saved_model.Builder(folder)
+            signature = v1.saved_model.predict_signature_def({"x": x}, {"out": out})
+            builder.add_meta_graph_and_variables(sess, ["serve"], signature_def_map={
+                "serving_default": signature})
+            builder.save()
+
+
+def savedmodels(out: str) -> None:
+    _tf1_savedmodel(os.path.join(out, "tf1_savedmodel"), tf.nn.softmax)
+    v1.disable_control_flow_v2()
+    _tf1_savedmodel(os.path.join(out, "v1_cond_savedmodel"),
+                    lambda y: v1.cond(tf.constant(False), lambda: y * 2.0, lambda: y + 1.0))
+    v1.enable_control_flow_v2()
+    _tf1_savedmodel(os.path.join(out, "digamma_savedmodel"), lambda y: tf.math.digamma(y + 1.0))
+
+
 def main(out: str) -> None:
     os.makedirs(out, exist_ok=True)
     tf.random.set_seed(0)
     checkpoints(out)
+    savedmodels(out)
     tf_keras_files(out)
     tfmot_files(out)
 

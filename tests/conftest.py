@@ -169,6 +169,43 @@ def freeze():
     return run
 
 
+# the `freeze` command, noting in `noted.json` of its folder whether TensorFlow got imported in
+# its own process and how many TensorFlow children it started
+NOTED = ("import sys, atexit, json\n"
+         "if '--with-tensorflow' in sys.argv:\n"
+         "    sys.argv.remove('--with-tensorflow')\n"
+         "    import tensorflow\n"
+         "from graphfreeze.process import tensorflow_child\n"
+         "children, start = [], tensorflow_child.Child.__init__\n"
+         "def noted(self):\n"
+         "    children.append(1)\n"
+         "    start(self)\n"
+         "tensorflow_child.Child.__init__ = noted\n"
+         "atexit.register(lambda: open('noted.json', 'w').write(json.dumps({\n"
+         "    'tensorflow': 'tensorflow' in sys.modules, 'children': len(children)})))\n"
+         "from graphfreeze_cli.main import main\n"
+         "sys.argv[0] = 'freeze'\n"
+         "main()\n")
+
+
+@pytest.fixture
+def freeze_noted():
+    """freeze_noted(folder, *args) -> (CompletedProcess, {"tensorflow": imported in the
+    command's own process, "children": TensorFlow children started}): the `freeze` command in
+    its own process, run in `folder` (`--with-tensorflow`: imported before the command runs)."""
+    import json
+    import sys
+
+    def run(folder: Path, *args: str):
+        done = subprocess.run([sys.executable, "-c", NOTED, *map(str, args)], cwd=folder,
+                              capture_output=True, text=True)
+        noted = json.loads((folder / "noted.json").read_text())
+        (folder / "noted.json").unlink()
+        return done, noted
+
+    return run
+
+
 @pytest.fixture(autouse=True)
 def no_step_summary(monkeypatch):
     """Tests run inside GitHub Actions too: batch runs must not write report.md into the real

@@ -83,22 +83,28 @@ def signatures(meta) -> list[SignatureInfo]:
             for k, s in sorted(meta.signature_def.items()) if not k.startswith("__")]
 
 
-def load(path: str, tag: str = "serve", signature: str = "serving_default",
-         unsafe: bool = False):
-    """The chosen signature, frozen, as a FunctionModel whose reference is the signature.
-    Unless `unsafe`, refused first if loading could touch the host (saved_model_safety.check_saved_model)."""
-    import numpy as np
-    import tensorflow as tf
-    from graphfreeze.sources.functions import FunctionModel, freeze_function
-
-    path = path.rstrip("/")
-    proto = read_saved_model_proto(path)
-    meta = choose(proto, path, tag, signature)
+def checked_meta(path: str, tag: str, signature: str, unsafe: bool):
+    """The MetaGraphDef with `tag` and `signature`, its structure checked, and unless `unsafe`
+    refused if loading it could touch the host (saved_model_safety.check_saved_model)."""
+    meta = choose(read_saved_model_proto(path), path, tag, signature)
     check_graph_def(meta.graph_def, storage.join(path, "saved_model.pb"))
     if not unsafe:
         from graphfreeze.graph.checks.saved_model_safety import check_saved_model
 
         check_saved_model(meta, path, path)
+    return meta
+
+
+def load(path: str, tag: str = "serve", signature: str = "serving_default",
+         unsafe: bool = False):
+    """The chosen signature, frozen, as a FunctionModel whose reference is the signature
+    (the meta graph checked first: `checked_meta`)."""
+    import numpy as np
+    import tensorflow as tf
+    from graphfreeze.sources.functions import FunctionModel, freeze_function
+
+    path = path.rstrip("/")
+    meta = checked_meta(path, tag, signature, unsafe)
     try:
         loaded = tf.saved_model.load(path, tags=[tag])
     except Exception as err:  # missing variables/, corrupt checkpoint, unknown ops
@@ -172,6 +178,16 @@ class SavedModelSource(Source):
 
     def load(self, path: str, options: SavedModelOptions, unsafe: bool):
         return load(saved_model_dir(path), options.tag, options.signature, unsafe)
+
+    def interface(self, path: str, options: SavedModelOptions, unsafe: bool):
+        """The signature (saved_model_interface.py), checked as `load` checks the meta graph
+        first; None where the graph stages have work a reader of the files would not do."""
+        from graphfreeze.sources.saved_model_interface import SignatureModel, read_as_is
+
+        folder = saved_model_dir(path).rstrip("/")
+        meta = checked_meta(folder, options.tag, options.signature, unsafe)
+        return SignatureModel(folder, meta, options.tag, options.signature) \
+            if read_as_is(meta, options.signature) else None
 
     def files(self, path: str, options: SavedModelOptions) -> list[str]:
         return super().files(saved_model_dir(path), options)

@@ -69,21 +69,25 @@ def test_the_headline_command(iris):
     assert facts["target"] == "android" and facts["verification"]["passed"] is True
 
 
-def test_a_keras_checkpoint_with_tensorflow_in_a_child_only(samples, tmp_path):
-    """cnn_v2 (BatchNorm conds: If branches) needs no TensorFlow in freeze's own process: the
-    installed package's TensorFlow child imports it and verifies."""
-    folder = tmp_path / "cnn_v2"
-    shutil.copytree(samples / "cnn_v2", folder)
+@pytest.mark.parametrize(("fixture", "name", "cwd", "args", "artifact"), [
+    ("samples", "cnn_v2", "cnn_v2", ("--ckpt", "model.ckpt-200", "--outputs", "probs"),
+     "cnn_v2/model.ckpt-200.pb"),
+    ("keras_layers", "tf_keras_savedmodel", ".", ("tf_keras_savedmodel", "--target", "openvino"),
+     "tf_keras_savedmodel.xml")])
+def test_tensorflow_in_a_child_only(request, tmp_path, fixture, name, cwd, args, artifact):
+    """Neither a Keras checkpoint to android (cnn_v2: BatchNorm conds, If branches), typed in
+    its folder, nor a SavedModel folder to openvino (read by OpenVINO's frontend) needs
+    TensorFlow in freeze's own process: the installed package's TensorFlow child verifies."""
+    shutil.copytree(request.getfixturevalue(fixture) / name, tmp_path / name)
     code = ("import sys, atexit\n"
             "atexit.register(lambda: print('TF here:', 'tensorflow' in sys.modules))\n"
             "from graphfreeze_cli.main import main\n"
             "sys.argv[0] = 'freeze'\n"
             "main()\n")
-    done = run(WHEEL / "bin" / "python", "-c", code, "--ckpt", "model.ckpt-200", "--outputs",
-               "probs", cwd=folder, COLUMNS="200")
+    done = run(WHEEL / "bin" / "python", "-c", code, *args, cwd=tmp_path / cwd, COLUMNS="200")
     assert done.returncode == 0, done.stderr
     assert "TF here: False" in done.stdout
-    assert sidecar(folder / "model.ckpt-200.pb")["verification"]["passed"] is True
+    assert sidecar(tmp_path / artifact)["verification"]["passed"] is True
 
 
 def test_freeze_targets_lists_every_builtin_target(iris):

@@ -18,15 +18,6 @@ from graphfreeze.process.tensorflow_child import Child
 from graphfreeze.proto.tf import graph_pb2
 
 FREEZE = str(Path(sys.executable).with_name("freeze"))
-# the `freeze` command, with a note of whether TensorFlow got imported in its own process
-NOTED = ("import sys, atexit\n"
-         "if '--with-tensorflow' in sys.argv:\n"
-         "    sys.argv.remove('--with-tensorflow')\n"
-         "    import tensorflow\n"
-         "atexit.register(lambda: open('tf.txt', 'w').write(str('tensorflow' in sys.modules)))\n"
-         "from graphfreeze_cli.main import main\n"
-         "sys.argv[0] = 'freeze'\n"
-         "main()\n")
 
 
 def test_calls_protos_and_errors_round_trip():
@@ -56,29 +47,24 @@ def test_no_child_once_tensorflow_is_imported_here():
     assert tensorflow_child.call(memo, math.sqrt, 4.0) == 2.0
 
 
-def _freeze(model_dir, *args: str) -> None:
-    done = subprocess.run([sys.executable, "-c", NOTED, "--ckpt", "model.ckpt-200",
-                           "--outputs", "probs", *args], cwd=model_dir, capture_output=True,
-                          text=True)
-    assert done.returncode == 0, done.stderr
-
-
 @pytest.mark.parametrize(("name", "target", "suffix"), [
     ("cnn_v2", "android", ".pb"), ("iris_partitioned", "android", ".pb"),
     ("cnn_v2", "openvino", ".xml")])
-def test_a_checkpoint_without_tensorflow_here(sample, name, target, suffix):
+def test_a_checkpoint_without_tensorflow_here(sample, freeze_noted, name, target, suffix):
     """In the model's folder, relative paths, verification on: TensorFlow only in the child
     (OpenVINO's frontend reads the frozen graph as a file, its runtime runs here); the artifact
     and its sidecar are those of a run in a process that imported TensorFlow first."""
     model_dir = sample(name)
-    _freeze(model_dir, "--target", target, "-o", "model" + suffix)
-    assert (model_dir / "tf.txt").read_text() == ("True" if name == "iris_partitioned" else
-                                                  "False")  # (sliced: RestoreV2 here)
+    args = ("--ckpt", "model.ckpt-200", "--outputs", "probs", "--target", target)
+    done, noted = freeze_noted(model_dir, *args, "-o", "model" + suffix)
+    assert done.returncode == 0, done.stderr
+    assert noted == {"tensorflow": name == "iris_partitioned",  # (sliced: RestoreV2 here)
+                     "children": 1}
     sidecar = json.loads((model_dir / f"model{suffix}.json").read_text())
     assert sidecar["verification"]["passed"]
     (model_dir / "here").mkdir()
-    _freeze(model_dir, "--target", target, "-o", "here/model" + suffix, "--with-tensorflow")
-    assert (model_dir / "tf.txt").read_text() == "True"
+    done, noted = freeze_noted(model_dir, *args, "-o", "here/model" + suffix, "--with-tensorflow")
+    assert done.returncode == 0 and noted == {"tensorflow": True, "children": 0}, done.stderr
     for part in {".pb": [".pb"], ".xml": [".xml", ".bin"]}[suffix]:
         assert (model_dir / f"here/model{part}").read_bytes() == \
             (model_dir / f"model{part}").read_bytes()

@@ -61,11 +61,16 @@ def readable(graph_def):
         yield path
 
 
-def to_ir(graph_def, where: str, inputs, outputs):
+def to_ir(graph_def, where: str, inputs, outputs, folder: str | None = None):
     """The OpenVINO model of a frozen graph, inputs and outputs (TensorInfos) named and shaped;
-    ops OpenVINO cannot take are one line naming the nodes."""
+    ops OpenVINO cannot take are one line naming the nodes. With `folder`, of the SavedModel
+    there, read by the frontend itself (`graph_def`: the graph its files hold)."""
     try:
+        if folder is not None:
+            return _named(from_folder(graph_def, folder), inputs, outputs, where)
         return convert(graph_def, [(i.name, i.shape) for i in inputs], [o.name for o in outputs])
+    except InputError:
+        raise
     except Exception as err:  # noqa: BLE001 -- OpConversionFailure and other frontend errors
         ops = unconverted_ops(str(err))
         if ops:
@@ -75,3 +80,27 @@ def to_ir(graph_def, where: str, inputs, outputs):
                              f"{', '.join(ops)} (node {', '.join(nodes)}); use another target"
                              f"{extra}") from err
         raise InputError(f"{where}: OpenVINO cannot convert the graph: {first_line(err)}") from err
+
+
+def from_folder(graph_def, folder: str):
+    """`ov.convert_model` on a SavedModel folder (`graph_def`: the graph its files hold, for
+    openvino-tokenizers' rules where they may be needed)."""
+    import openvino as ov
+
+    if tokenizers.needed(graph_def):
+        tokenizers.load()
+    return ov.convert_model(folder)
+
+
+def _named(model, inputs, outputs, where: str):
+    """`model` with each TensorInfo's name (`key:0`) added to the port its frontend named after
+    the signature key; InputError when one has no such port."""
+    for ports, infos in ((model.inputs, inputs), (model.outputs, outputs)):
+        for info in infos:
+            key = info.name.rsplit(":", 1)[0]
+            port = next((p for p in ports if key in p.get_names()), None)
+            if port is None:
+                raise InputError(f"{where}: OpenVINO's reading of the SavedModel has no tensor "
+                                 f"named '{key}' (it has {sorted(n for p in ports for n in p.get_names())})")
+            port.get_tensor().add_names({info.name})
+    return model

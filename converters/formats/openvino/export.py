@@ -1,5 +1,6 @@
 """export_openvino: the cleaned frozen graph to OpenVINO IR (`.xml` + `.bin` beside it) with
-OpenVINO's own TensorFlow frontend, inputs and outputs named as in the frozen graph."""
+OpenVINO's own TensorFlow frontend, inputs and outputs named as in the frozen graph; or, for a
+SavedModel's own signature (`reads`), the SavedModel folder read by that frontend itself."""
 
 from __future__ import annotations
 
@@ -38,7 +39,14 @@ def run(state, options: OpenVinoOptions):
                          "loops OpenVINO converts but its CPU plugin cannot run (\"StaticMemory "
                          "... undefined\", or a segmentation fault); use the onnx or tflite "
                          "target")
-    model = to_ir(state.graph_def, state.model.graph_file, inputs, outputs)
+    if getattr(state.model, "interface", False):  # the SavedModel, read by the frontend itself
+        model = to_ir(state.model.stored_graph, state.model.graph_file, inputs, outputs,
+                      folder=state.model.location)
+        graph_facts = {"openvino_read": "the SavedModel folder"}  # no frozen graph made
+    else:
+        model = to_ir(state.graph_def, state.model.graph_file, inputs, outputs)
+        graph_facts = {"node_count": len(state.graph_def.node),
+                       "op_counts": op_counts(state.graph_def)}
     path = state.output_path
     paths = parts(path)
     temps = state.files.workdir(paths)
@@ -51,7 +59,7 @@ def run(state, options: OpenVinoOptions):
         staged=temps[0],
         facts={"weights": storage.basename(paths[1]), "openvino_version": ov.get_version(),
                "openvino_op_counts": {t: ir_ops.count(t) for t in sorted(set(ir_ops))},
-               "node_count": len(state.graph_def.node), "op_counts": op_counts(state.graph_def),
+               **graph_facts,
                # a QAT model's FakeQuantize runs in int8 (OpenVINO's low-precision transforms)
                **({"quantization": "qat (FakeQuantize, run in int8 by OpenVINO's CPU plugin)"}
                   if "FakeQuantize" in ir_ops else {}),
@@ -61,6 +69,8 @@ def run(state, options: OpenVinoOptions):
                  f"{storage.basename(paths[1])}); inputs "
                  f"{', '.join(i.name for i in inputs)}; outputs "
                  f"{', '.join(o.name for o in outputs)}",
+                 *(["read from the SavedModel folder by OpenVINO's TensorFlow frontend"]
+                   if "openvino_read" in graph_facts else []),
                  *([f"ops of {tokenizers.PACKAGE} ({', '.join(extension)}): `import "
                     "openvino_tokenizers` before creating the Core that reads it"]
                    if extension else [])))
@@ -69,6 +79,6 @@ def run(state, options: OpenVinoOptions):
 
 STAGE = Stage("export_openvino", run, "graph", "artifact", OpenVinoOptions,
               "OpenVINO IR (.xml + .bin) with OpenVINO's TensorFlow frontend", suffix=".xml",
-              floor=always)
+              floor=always, reads=("saved_model",))
 FORMAT = Format("openvino", STAGE, open=open_openvino, gaps=openvino_gaps, parts=parts,
                 requires=("openvino",), extra="openvino", floor=True)

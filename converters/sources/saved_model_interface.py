@@ -1,0 +1,114 @@
+"""A SavedModel's serving signature for a format whose converter reads the SavedModel folder
+itself (`Source.interface`), with no TensorFlow in this process.
+
+Its graph is the signature's interface only: a Placeholder per input key and one per output key
+(after every input, by control edges), shaped and typed as the signature says. The run's names,
+the sidecar's inputs and outputs and verification's seeded inputs come from it. Its reference,
+run in the run's TensorFlow child, is the signature itself, loaded with TensorFlow's TF1
+SavedModel loader (what TensorFlow Serving does: the saved graph and its restore op, in a
+few tenths of a second where `tf.saved_model.load` rebuilds every function in Python).
+"""
+
+from __future__ import annotations
+
+from graphfreeze.errors import InputError, first_line
+from graphfreeze.io import storage
+from graphfreeze.sources.frozen import FrozenModel, failed_run
+from graphfreeze.tensors import TensorInfo
+
+_LOADED: dict = {}  # (folder, tag) -> (session, signature_def): loaded once per process
+
+
+class SignatureModel(FrozenModel):
+    """The signature `signature` under `tag` of the SavedModel in `folder` (see the module
+    docstring); `interface`: the graph holds no computation, the format reads `location`
+    (`stored_graph`: the graph the files hold, functions included, for the format to judge)."""
+
+    kind = "saved_model"
+    interface = True
+
+    def __init__(self, folder: str, meta, tag: str, signature: str):
+        sig = meta.signature_def[signature]
+        super().__init__(folder, storage.join(folder, "saved_model.pb"), interface_graph(sig),
+                         sorted(sig.inputs), sorted(sig.outputs))
+        self.tag, self.signature = tag, signature
+        self.stored_graph = meta.graph_def  # what the files hold, functions included
+
+    def __getstate__(self) -> dict:  # run_reference loads the files
+        return {**super().__getstate__(), "stored_graph": None}
+
+    def infos(self) -> tuple[tuple[TensorInfo, ...], tuple[TensorInfo, ...]]:
+        """(inputs, outputs) as the signature records them, in the order of the keys."""
+        from graphfreeze.proto import dtypes
+
+        def info(node) -> TensorInfo:
+            shape = node.attr["shape"].shape
+            dims = None if shape.unknown_rank else \
+                tuple(None if d.size < 0 else d.size for d in shape.dim)
+            return TensorInfo(f"{node.name}:0", dtypes.name(node.attr["dtype"].type), dims)
+
+        nodes = {n.name: n for n in self.graph_def.node}
+        return (tuple(info(nodes[k]) for k in self.default_inputs),
+                tuple(info(nodes[k]) for k in self.default_outputs))
+
+    def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
+        """The signature on `feeds` (named `key:0`), fetching `key:0` outputs."""
+        import tensorflow as tf
+
+        session, sig = _loaded(self.location, self.tag, self.signature, self.graph_file)
+        try:
+            return session.run([sig.outputs[f.rsplit(":", 1)[0]].name for f in fetches],
+                               {sig.inputs[k.rsplit(":", 1)[0]].name: v for k, v in feeds.items()})
+        except tf.errors.OpError as err:
+            raise failed_run(self.graph_file, err) from err
+
+
+def read_as_is(meta, signature: str) -> bool:
+    """Whether what the signature runs (its outputs' nodes and the functions they call) is
+    what a reader of the files may convert as it is: no training flag (PlaceholderWithDefault)
+    to fold, no random op (dropout) to strip; and the graph runs no non-max suppression (a
+    detector's outputs are judged as detections, on its graph)."""
+    from graphfreeze.graph.composites import detection_node
+    from graphfreeze.graph.graphdefs import functions_reached, nodes_by_name, reachable
+    from graphfreeze.graph.passes.dropout import RANDOM_OPS
+
+    graph_def = meta.graph_def
+    by_name = nodes_by_name(graph_def)
+    used = [by_name[name] for name in reachable(
+        graph_def, [t.name for t in meta.signature_def[signature].outputs.values()])]
+    funcs = {f.signature.name: f for f in graph_def.library.function}
+    called = (node for name in functions_reached(funcs, used) for node in funcs[name].node_def)
+    training = RANDOM_OPS | {"PlaceholderWithDefault"}
+    return detection_node(graph_def) is None and \
+        not any(node.op in training for node in (*used, *called))
+
+
+def interface_graph(sig):
+    """The GraphDef of a SignatureDef's interface (see the module docstring)."""
+    from graphfreeze.proto.tf import graph_pb2
+
+    graph_def = graph_pb2.GraphDef()
+    for keys, after in ((sig.inputs, []), (sig.outputs, [f"^{k}" for k in sorted(sig.inputs)])):
+        for key in sorted(keys):
+            node = graph_def.node.add(name=key, op="Placeholder", input=after)
+            node.attr["dtype"].type = keys[key].dtype
+            node.attr["shape"].shape.CopyFrom(keys[key].tensor_shape)
+    return graph_def
+
+
+def _loaded(folder: str, tag: str, signature: str, where: str):
+    """(session, the signature's SignatureDef) of the SavedModel, loaded once in this process."""
+    if (folder, tag) not in _LOADED:
+        import tensorflow as tf
+
+        graph = tf.Graph()
+        session = tf.compat.v1.Session(graph=graph)
+        try:
+            with graph.as_default():
+                meta = tf.compat.v1.saved_model.loader.load(session, [tag], folder)
+        except Exception as err:  # a graph TF1's loader cannot restore: the full path is taken
+            raise InputError(f"{where}: TensorFlow's SavedModel loader cannot load it "
+                             f"({first_line(err)})") from err
+        _LOADED[(folder, tag)] = (session, meta.signature_def)
+    session, sigs = _LOADED[(folder, tag)]
+    return session, sigs[signature]

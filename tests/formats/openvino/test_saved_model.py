@@ -1,0 +1,83 @@
+"""A SavedModel to openvino, read by OpenVINO's frontend itself: through the `freeze` command in
+the model's folder, no TensorFlow in the command's own process (verification's original runs
+in its child; none with --no-verify), the inputs and outputs the full route names, verified;
+the full route where the graph has training work to strip or OpenVINO's reading fails."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+pytest.importorskip("openvino")
+
+READ = "read from the SavedModel folder by OpenVINO's TensorFlow frontend"
+TF1_OPS = {"Constant": 1, "MatMul": 1, "Parameter": 1, "Result": 1, "Softmax": 1}
+
+
+def _copy(root, name, tmp_path):
+    shutil.copytree(root / name, tmp_path / name)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("fixture", "name"), [
+    ("source_cases", "tf1_savedmodel"), ("keras_layers", "keras3_savedmodel"),
+    ("keras_layers", "tf_keras_savedmodel")])
+def test_read_by_openvino_without_tensorflow_here(request, tmp_path, freeze_noted, fixture,
+                                                  name):
+    folder = _copy(request.getfixturevalue(fixture), name, tmp_path)
+    done, noted = freeze_noted(folder, name, "--target", "openvino")
+    assert done.returncode == 0, done.stderr
+    assert noted == {"tensorflow": False, "children": 1} and READ in done.stdout
+    car = json.loads((folder / f"{name}.xml.json").read_text())
+    assert car["openvino_read"] == "the SavedModel folder" and "node_count" not in car
+    assert car["verification"]["passed"] and car["source"]["kind"] == "saved_model"
+    outputs = ",".join(o["node"] for o in car["outputs"])
+    done, noted = freeze_noted(folder, name, "--target", "openvino", "--outputs", outputs,
+                               "-o", "full/")  # the full route: frozen in TensorFlow here
+    assert done.returncode == 0 and noted["tensorflow"], done.stderr
+    full = json.loads((folder / f"full/{name}.xml.json").read_text())
+    assert "openvino_read" not in full and full["node_count"] > 0
+    assert (car["inputs"], car["outputs"]) == (full["inputs"], full["outputs"])
+    if name == "tf1_savedmodel":  # what OpenVINO makes of both is the same
+        assert car["openvino_op_counts"] == full["openvino_op_counts"] == TF1_OPS
+
+
+def test_no_verify_starts_no_child(source_cases, tmp_path, freeze_noted):
+    folder = _copy(source_cases, "tf1_savedmodel", tmp_path)
+    done, noted = freeze_noted(folder, "tf1_savedmodel", "--target", "openvino", "--no-verify")
+    assert done.returncode == 0 and noted == {"tensorflow": False, "children": 0}, done.stderr
+    assert "verification" not in json.loads((folder / "tf1_savedmodel.xml.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["tf1_savedmodel", "tf2_savedmodel"])
+def test_training_work_takes_the_full_route(other_samples, tmp_path, freeze_noted, name):
+    """Training work to strip: tf1_savedmodel's dropout on a keep_prob that defaults to 1,
+    tf2_savedmodel's cond whose training branch runs dropout. Frozen and stripped first."""
+    folder = _copy(other_samples, name, tmp_path)
+    done, noted = freeze_noted(folder, name, "--target", "openvino")
+    assert done.returncode == 0 and noted["tensorflow"], done.stderr
+    car = json.loads((folder / f"{name}.xml.json").read_text())
+    assert "openvino_read" not in car and car["verification"]["passed"]
+    assert "RandomUniform" not in car["openvino_op_counts"]
+
+
+def test_a_reading_that_fails_takes_the_full_route(source_cases, tmp_path, freeze_noted):
+    """OpenVINO names v1_cond_savedmodel's output after the cond's tensor, not `out`: the IR of
+    the frozen graph instead, verified as before."""
+    folder = _copy(source_cases, "v1_cond_savedmodel", tmp_path)
+    done, _ = freeze_noted(folder, "v1_cond_savedmodel", "--target", "openvino")
+    assert done.returncode == 0, done.stderr
+    car = json.loads((folder / "v1_cond_savedmodel.xml.json").read_text())
+    assert "openvino_read" not in car and car["outputs"][0]["name"] == "out:0"
+    assert car["verification"]["passed"] and READ not in done.stdout
+
+
+def test_an_op_openvino_lacks_is_the_full_routes_one_line(source_cases, tmp_path, freeze_noted):
+    folder = _copy(source_cases, "digamma_savedmodel", tmp_path)
+    done, _ = freeze_noted(folder, "digamma_savedmodel", "--target", "openvino")
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 3 and len(lines) == 1, done.stderr
+    assert "OpenVINO cannot convert op(s) Digamma (node Digamma (Digamma))" in lines[0]
+    assert sorted(p.name for p in folder.iterdir()) == ["digamma_savedmodel"]
