@@ -19,6 +19,7 @@ OUT_DIR/
   v1_cond_savedmodel/   a TF1 SavedModel (SavedModelBuilder) with a v1 `cond` on a constant:
                         `x` -> `out`, which OpenVINO's frontend names after the cond's tensor
   digamma_savedmodel/   a TF1 SavedModel of `x` -> `out` through Digamma (no OpenVINO rule)
+  two_inputs_savedmodel/ a TF2 SavedModel whose signature takes `zeta` then `alpha`
 """
 
 from __future__ import annotations
@@ -158,6 +159,20 @@ def savedmodels(out: str) -> None:
                     lambda y: v1.cond(tf.constant(False), lambda: y * 2.0, lambda: y + 1.0))
     v1.enable_control_flow_v2()
     _tf1_savedmodel(os.path.join(out, "digamma_savedmodel"), lambda y: tf.math.digamma(y + 1.0))
+
+    class TwoInputs(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32),
+                                      tf.TensorSpec([None, 3], tf.float32)])
+        def serve(self, zeta, alpha):
+            return {"out": tf.matmul(zeta, self.w) + alpha}
+
+    module = TwoInputs()
+    tf.saved_model.save(module, os.path.join(out, "two_inputs_savedmodel"),
+                        signatures={"serving_default": module.serve})
 
 
 def main(out: str) -> None:

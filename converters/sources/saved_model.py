@@ -181,9 +181,12 @@ class SavedModelSource(Source):
 
     def interface(self, path: str, options: SavedModelOptions, unsafe: bool):
         """The signature (saved_model_interface.py), checked as `load` checks the meta graph
-        first; None where the graph stages have work a reader of the files would not do."""
+        first; None for another tag or signature than the defaults (what a reader of the
+        folder takes), or where the graph stages have work a reader would not do."""
         from graphfreeze.sources.saved_model_interface import SignatureModel, read_as_is
 
+        if options != SavedModelOptions():
+            return None
         folder = saved_model_dir(path).rstrip("/")
         meta = checked_meta(folder, options.tag, options.signature, unsafe)
         return SignatureModel(folder, meta, options.tag, options.signature) \

@@ -22,8 +22,8 @@ def _copy(root, name, tmp_path):
 
 
 @pytest.mark.parametrize(("fixture", "name"), [
-    ("source_cases", "tf1_savedmodel"), ("keras_layers", "keras3_savedmodel"),
-    ("keras_layers", "tf_keras_savedmodel")])
+    ("source_cases", "tf1_savedmodel"), ("source_cases", "two_inputs_savedmodel"),
+    ("keras_layers", "keras3_savedmodel")])  # (tf_keras: tests/e2e/test_wheel.py)
 def test_read_by_openvino_without_tensorflow_here(request, tmp_path, freeze_noted, fixture,
                                                   name):
     folder = _copy(request.getfixturevalue(fixture), name, tmp_path)
