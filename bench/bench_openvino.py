@@ -6,6 +6,10 @@ and verification against the original on OpenVINO's CPU runtime); OpenVINO's is 
 on the original (SavedModel, Keras file, or a TF1 meta graph + checkpoint), with no verification.
 
     python bench/bench_openvino.py [--zoo DIR] [--samples DIR] [--rounds N] [--markdown FILE]
+        [--against NAME=PYTHONPATH ...]
+
+`--against`: another checkout's `freeze` (its `graphfreeze` and `graphfreeze_cli` on PYTHONPATH)
+in the same rounds, with verification and with `--no-verify`.
 
 Models: the sample CNN (TF1 checkpoint with BatchNorm, its meta graph for OpenVINO), a ResNet50
 SavedModel (models/resnet50_savedmodel.py), the zoo's slim_inception (TF1: BatchNorm in a v1 `cond`) and
@@ -29,14 +33,17 @@ ROOT = Path(__file__).resolve().parent.parent
 FREEZE = str(Path(sys.executable).with_name("freeze"))
 
 
-def one(kind: str, model: dict, out: str) -> dict:
-    """Run one conversion in this (fresh) process; its time and this process's peak RSS."""
+def one(kind: str, model: dict, out: str, path: str = "") -> dict:
+    """Run one conversion in this (fresh) process; its time and this process's peak RSS (for
+    `freeze`, of its largest process: itself or its TensorFlow child)."""
     start = time.monotonic()
     error = None
-    if kind in ("ours", "ours --no-verify"):
-        args = [FREEZE, model["path"], "--target", "openvino", "-o", out + "/", "--force"]
-        args += [*model.get("args", []), *(["--no-verify"] if kind != "ours" else [])]
-        done = subprocess.run(args, capture_output=True, text=True)
+    if kind != "ov":
+        cli = [sys.executable, "-m", "graphfreeze_cli.main"] if path else [FREEZE]
+        args = [*cli, model["path"], "--target", "openvino", "-o", out + "/", "--force"]
+        args += [*model.get("args", []), *(["--no-verify"] if "--no-verify" in kind else [])]
+        env = {**os.environ, "PYTHONPATH": path} if path else None
+        done = subprocess.run(args, capture_output=True, text=True, env=env)
         if done.returncode:
             error = (done.stderr.strip().splitlines() or ["?"])[-1]
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -54,10 +61,10 @@ def one(kind: str, model: dict, out: str) -> dict:
     return {"seconds": time.monotonic() - start, "rss_mb": rss / 1024, "error": error}
 
 
-def measure(kind: str, model: dict) -> dict:
+def measure(kind: str, model: dict, path: str = "") -> dict:
     with tempfile.TemporaryDirectory() as out:
-        done = subprocess.run([sys.executable, __file__, "--one", kind, json.dumps(model), out],
-                              capture_output=True, text=True)
+        done = subprocess.run([sys.executable, __file__, "--one", kind, json.dumps(model), out,
+                               path], capture_output=True, text=True)
     if done.returncode:
         return {"seconds": 0.0, "rss_mb": 0.0, "error": done.stderr.strip()[-200:]}
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -88,7 +95,7 @@ def models(zoo: Path, samples: Path, resnet50: str) -> list[dict]:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
-        print(json.dumps(one(sys.argv[2], json.loads(sys.argv[3]), sys.argv[4])))
+        print(json.dumps(one(sys.argv[2], json.loads(sys.argv[3]), sys.argv[4], sys.argv[5])))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zoo", default="/tmp/zoo")
@@ -97,15 +104,18 @@ def main() -> None:
     parser.add_argument("--resnet50", default="/tmp/r50sm",
                         help="a SavedModel from models/resnet50_savedmodel.py --out DIR")
     parser.add_argument("--markdown")
+    parser.add_argument("--against", action="append", default=[], metavar="NAME=PYTHONPATH")
     args = parser.parse_args()
+    checkouts = dict(a.split("=", 1) for a in args.against)
     rows = ["| model | ours (s, verified) | ours --no-verify (s) | ours peak RSS (MB) | "
             "ov.convert_model (s) | its peak RSS (MB) | ours / ov | note |",
             "|---|---|---|---|---|---|---|---|"]
     for model in models(Path(args.zoo), Path(args.samples), args.resnet50):
         runs = {"ours": [], "ours --no-verify": [], "ov": []}
-        for _ in range(args.rounds):  # interleaved, so load changes hit both alike
+        runs.update({f"{name}{flag}": [] for name in checkouts for flag in ("", " --no-verify")})
+        for _ in range(args.rounds):  # interleaved, so load changes hit every tool alike
             for kind in runs:
-                runs[kind].append(measure(kind, model))
+                runs[kind].append(measure(kind, model, checkouts.get(kind.split(" ")[0], "")))
         ours, peer = runs["ours"], runs["ov"]
         t_fast = statistics.median(r["seconds"] for r in runs["ours --no-verify"])
         t_ours = statistics.median(r["seconds"] for r in ours)
@@ -117,6 +127,13 @@ def main() -> None:
                     f"{max(r['rss_mb'] for r in ours):.0f} | "
                     f"{t_peer:.1f} | {max(r['rss_mb'] for r in peer):.0f} | {ratio} | {note} |")
         print(rows[-1], flush=True)
+        for name in checkouts:
+            mine = [statistics.median(r["seconds"] for r in runs[f"{name}{flag}"])
+                    for flag in ("", " --no-verify")]
+            rows.append(f"| {model['name']}, {name} | {mine[0]:.1f} | {mine[1]:.1f} | "
+                        f"{max(r['rss_mb'] for r in runs[name]):.0f} | | | "
+                        f"{mine[0] / t_peer:.2f}x | |")
+            print(rows[-1], flush=True)
     text = "\n".join(rows) + f"\n\n{args.rounds} rounds, medians; load average " \
         f"{os.getloadavg()[0]:.1f} at the end; {os.cpu_count()} cores.\n"
     print(text)

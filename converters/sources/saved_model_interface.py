@@ -102,7 +102,9 @@ def _loaded(folder: str, tag: str, signature: str, where: str):
         import tensorflow as tf
 
         graph = tf.Graph()
-        session = tf.compat.v1.Session(graph=graph)
+        config = tf.compat.v1.ConfigProto()  # the graph as saved, op by op: grappler's passes
+        config.graph_options.rewrite_options.disable_meta_optimizer = True  # cost ~0.5 s
+        session = tf.compat.v1.Session(graph=graph, config=config)
         try:
             with graph.as_default():
                 meta = tf.compat.v1.saved_model.loader.load(session, [tag], folder)
