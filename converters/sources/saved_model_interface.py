@@ -66,12 +66,18 @@ class SignatureModel(FrozenModel):
 def read_as_is(meta, signature: str) -> bool:
     """Whether what the signature runs (its outputs' nodes and the functions they call) is
     what a reader of the files may convert as it is: no training flag (PlaceholderWithDefault)
-    to fold, no random op (dropout) to strip; and the graph runs no non-max suppression (a
-    detector's outputs are judged as detections, on its graph)."""
+    to fold, no random op (dropout) to strip; the graph runs no non-max suppression (a
+    detector's outputs are judged as detections, on its graph); and no input is an integer
+    (token ids: verification's inputs must stay within the rows of tables the frozen graph
+    shows, `data/domains.py`)."""
     from graphfreeze.graph.composites import detection_node
     from graphfreeze.graph.graphdefs import functions_reached, nodes_by_name, reachable
     from graphfreeze.graph.passes.dropout import RANDOM_OPS
+    from graphfreeze.proto import dtypes
 
+    if any(dtypes.name(t.dtype).startswith(("int", "uint"))
+           for t in meta.signature_def[signature].inputs.values()):
+        return False
     graph_def = meta.graph_def
     by_name = nodes_by_name(graph_def)
     used = [by_name[name] for name in reachable(
