@@ -4,8 +4,11 @@ Through the `freeze` command: tests/formats/openvino/test_saved_model.py."""
 
 from __future__ import annotations
 
-from graphfreeze.sources.saved_model import SavedModelOptions, SavedModelSource, \
-    read_saved_model_proto
+from graphfreeze.sources.saved_model import (
+    SavedModelOptions,
+    SavedModelSource,
+    read_saved_model_proto,
+)
 from graphfreeze.sources.saved_model_interface import SignatureModel, read_as_is
 
 
