@@ -223,19 +223,21 @@ def execute(prepared: Prepared,
     during the renames are delivered once they are done (storage.Transaction.commit)."""
     from graphfreeze.process import tensorflow_child
 
-    memo: dict = {}
+    request, memo = prepared.request, {}
     direct = _direct(prepared)
-    if (prepared.source.floor or direct and prepared.request.verify) and _floor(prepared.plans):
+    interface = direct and prepared.source.interface(request.source, prepared.source_options,
+                                                     request.unsafe)
+    if (prepared.source.floor or interface and request.verify) and _floor(prepared.plans):
         tensorflow_child.start(memo)  # (reading the files, only verification needs TensorFlow)
     try:
-        written = _read_directly(prepared, direct, memo, on_stage, on_commit) if direct else None
+        written = _read_directly(prepared, direct, interface, memo, on_stage, on_commit) \
+            if interface else None
         if written is not None:
             return written
-        if direct:  # the full route loads the model with TensorFlow here
+        if interface:  # the full route loads the model with TensorFlow here
             tensorflow_child.stop(memo)
             memo = {}
-        model = prepared.source.load(prepared.request.source, prepared.source_options,
-                                     prepared.request.unsafe)
+        model = prepared.source.load(request.source, prepared.source_options, request.unsafe)
         return _execute(prepared, model, prepared.plans, memo, on_stage, on_commit)
     finally:
         tensorflow_child.stop(memo)
@@ -260,19 +262,17 @@ def _direct(prepared: Prepared) -> list[plan.TargetPlan] | None:
     return plans
 
 
-def _read_directly(prepared: Prepared, plans, memo: dict, on_stage, on_commit):
+def _read_directly(prepared: Prepared, plans, model, memo: dict, on_stage, on_commit):
     """The run with the source's interface (`Source.interface`) in place of its graph; None when
-    the kind has none for these options, or the reading fails or is not verified (the full
-    route then runs, as it would have without this one)."""
-    from graphfreeze.errors import RunError, VerificationError
+    it fails in any way but the output's (the full route then runs, as it would have without
+    this one, and says its own error if it has one)."""
+    from graphfreeze.errors import ConfigError
 
-    request = prepared.request
-    model = prepared.source.interface(request.source, prepared.source_options, request.unsafe)
-    if model is None:
-        return None
     try:
         return _execute(prepared, model, plans, memo, on_stage, on_commit)
-    except (InputError, RunError, VerificationError):
+    except (OutputError, ConfigError):
+        raise
+    except Exception:  # noqa: BLE001 -- a refusal, a failed verification, a dead child
         return None
 
 

@@ -20,6 +20,7 @@ OUT_DIR/
                         `x` -> `out`, which OpenVINO's frontend names after the cond's tensor
   digamma_savedmodel/   a TF1 SavedModel of `x` -> `out` through Digamma (no OpenVINO rule)
   two_inputs_savedmodel/ a TF2 SavedModel whose signature takes `zeta` then `alpha`
+  alias_savedmodel/     a TF2 SavedModel whose outputs `a` and `b` are one tensor
 """
 
 from __future__ import annotations
@@ -170,9 +171,16 @@ def savedmodels(out: str) -> None:
         def serve(self, zeta, alpha):
             return {"out": tf.matmul(zeta, self.w) + alpha}
 
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+        def alias(self, x):
+            y = tf.matmul(x, self.w)
+            return {"a": y, "b": y}
+
     module = TwoInputs()
     tf.saved_model.save(module, os.path.join(out, "two_inputs_savedmodel"),
                         signatures={"serving_default": module.serve})
+    tf.saved_model.save(module, os.path.join(out, "alias_savedmodel"),
+                        signatures={"serving_default": module.alias})
 
 
 def main(out: str) -> None:

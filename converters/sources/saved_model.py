@@ -125,10 +125,16 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default",
     model = FunctionModel("saved_model", path, graph_file, graph_def, input_keys, output_keys,
                           call)
     model.loaded = loaded  # keeps the variables the reference call reads alive
-    if any(n.user_object.identifier.startswith("_tf_keras_") for n in meta.object_graph_def.nodes
-           if n.WhichOneof("kind") == "user_object"):
-        model.notes["keras"] = "tf_keras"  # how its layers' ops are named (layer_names)
+    model.notes.update(keras_notes(meta))
     return model
+
+
+def keras_notes(meta) -> dict:
+    """The source's notes for a SavedModel tf_keras wrote: how its layers' ops are named
+    (layer_names)."""
+    return {"keras": "tf_keras"} if any(
+        n.user_object.identifier.startswith("_tf_keras_") for n in meta.object_graph_def.nodes
+        if n.WhichOneof("kind") == "user_object") else {}
 
 
 def saved_model_dir(path: str) -> str:
@@ -182,15 +188,19 @@ class SavedModelSource(Source):
     def interface(self, path: str, options: SavedModelOptions, unsafe: bool):
         """The signature (saved_model_interface.py), checked as `load` checks the meta graph
         first; None for another tag or signature than the defaults (what a reader of the
-        folder takes), or where the graph stages have work a reader would not do."""
+        folder takes), a remote folder, or where the graph stages have work a reader would not
+        do."""
         from graphfreeze.sources.saved_model_interface import SignatureModel, read_as_is
 
-        if options != SavedModelOptions():
-            return None
         folder = saved_model_dir(path).rstrip("/")
+        if options != SavedModelOptions() or storage.is_remote(folder):
+            return None
         meta = checked_meta(folder, options.tag, options.signature, unsafe)
-        return SignatureModel(folder, meta, options.tag, options.signature) \
-            if read_as_is(meta, options.signature) else None
+        if not read_as_is(meta, options.signature):
+            return None
+        model = SignatureModel(folder, meta, options.tag, options.signature)
+        model.notes.update(keras_notes(meta))
+        return model
 
     def files(self, path: str, options: SavedModelOptions) -> list[str]:
         return super().files(saved_model_dir(path), options)

@@ -11,12 +11,18 @@ few tenths of a second where `tf.saved_model.load` rebuilds every function in Py
 
 from __future__ import annotations
 
+import re
+import threading
+import uuid
+
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.io import storage
 from graphfreeze.sources.frozen import FrozenModel, failed_run
 from graphfreeze.tensors import TensorInfo
 
-_LOADED: dict = {}  # (folder, tag) -> (session, signature_def): loaded once per process
+NODE_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\-]*")  # what the frozen graph's nodes take
+_LOCK = threading.Lock()
+_LOADED: dict = {}  # the last run's (token, session, signature_defs): loaded once per run
 
 
 class SignatureModel(FrozenModel):
@@ -33,6 +39,7 @@ class SignatureModel(FrozenModel):
                          sorted(sig.inputs), sorted(sig.outputs))
         self.tag, self.signature = tag, signature
         self.stored_graph = meta.graph_def  # what the files hold, functions included
+        self.token = uuid.uuid4().hex  # this run's: a later run loads the files again
 
     def __getstate__(self) -> dict:  # run_reference loads the files
         return {**super().__getstate__(), "stored_graph": None}
@@ -55,7 +62,7 @@ class SignatureModel(FrozenModel):
         """The signature on `feeds` (named `key:0`), fetching `key:0` outputs."""
         import tensorflow as tf
 
-        session, sig = _loaded(self.location, self.tag, self.signature, self.graph_file)
+        session, sig = _loaded(self, self.graph_file)
         try:
             return session.run([sig.outputs[f.rsplit(":", 1)[0]].name for f in fetches],
                                {sig.inputs[k.rsplit(":", 1)[0]].name: v for k, v in feeds.items()})
@@ -67,17 +74,19 @@ def read_as_is(meta, signature: str) -> bool:
     """Whether what the signature runs (its outputs' nodes and the functions they call) is
     what a reader of the files may convert as it is: no training flag (PlaceholderWithDefault)
     to fold, no random op (dropout) to strip; the graph runs no non-max suppression (a
-    detector's outputs are judged as detections, on its graph); and no input is an integer
-    (token ids: verification's inputs must stay within the rows of tables the frozen graph
-    shows, `data/domains.py`)."""
+    detector's outputs are judged as detections, on its graph); every key names a node and a
+    dense tensor; and no input is an integer (token ids: verification's inputs must stay within
+    the rows of tables the frozen graph shows, `data/domains.py`)."""
     from graphfreeze.graph.composites import detection_node
     from graphfreeze.graph.graphdefs import functions_reached, nodes_by_name, reachable
     from graphfreeze.graph.passes.dropout import RANDOM_OPS
     from graphfreeze.proto import dtypes
 
-    if any(dtypes.name(t.dtype).startswith(("int", "uint"))
-           for t in meta.signature_def[signature].inputs.values()):
-        return False
+    sig = meta.signature_def[signature]
+    tensors = [*sig.inputs.items(), *sig.outputs.items()]
+    if any(not NODE_NAME.fullmatch(key) or not t.name or not t.dtype for key, t in tensors) or \
+            any(dtypes.name(t.dtype).startswith(("int", "uint")) for t in sig.inputs.values()):
+        return False  # a key no node may be named, a composite tensor, integers
     graph_def = meta.graph_def
     by_name = nodes_by_name(graph_def)
     used = [by_name[name] for name in reachable(
@@ -98,25 +107,37 @@ def interface_graph(sig):
         for key in sorted(keys):
             node = graph_def.node.add(name=key, op="Placeholder", input=after)
             node.attr["dtype"].type = keys[key].dtype
-            node.attr["shape"].shape.CopyFrom(keys[key].tensor_shape)
+            if keys[key].HasField("tensor_shape"):
+                node.attr["shape"].shape.CopyFrom(keys[key].tensor_shape)
+            else:  # not recorded: unknown, not a scalar
+                node.attr["shape"].shape.unknown_rank = True
     return graph_def
 
 
-def _loaded(folder: str, tag: str, signature: str, where: str):
-    """(session, the signature's SignatureDef) of the SavedModel, loaded once in this process."""
-    if (folder, tag) not in _LOADED:
+def _loaded(model: SignatureModel, where: str):
+    """(session, the signature's SignatureDef) of the model's SavedModel, loaded once per run
+    (the session of an earlier run closed)."""
+    with _LOCK:  # (the child runs two calls at a time)
+        return _load(model, where)
+
+
+def _load(model: SignatureModel, where: str):
+    if _LOADED.get("token") != model.token:
         import tensorflow as tf
 
+        if _LOADED:
+            _LOADED.pop("session").close()
+            _LOADED.clear()
         graph = tf.Graph()
         config = tf.compat.v1.ConfigProto()  # the graph as saved, op by op: grappler's passes
         config.graph_options.rewrite_options.disable_meta_optimizer = True  # cost ~0.5 s
         session = tf.compat.v1.Session(graph=graph, config=config)
         try:
             with graph.as_default():
-                meta = tf.compat.v1.saved_model.loader.load(session, [tag], folder)
+                meta = tf.compat.v1.saved_model.loader.load(session, [model.tag], model.location)
         except Exception as err:  # a graph TF1's loader cannot restore: the full path is taken
+            session.close()
             raise InputError(f"{where}: TensorFlow's SavedModel loader cannot load it "
                              f"({first_line(err)})") from err
-        _LOADED[(folder, tag)] = (session, meta.signature_def)
-    session, sigs = _LOADED[(folder, tag)]
-    return session, sigs[signature]
+        _LOADED.update(token=model.token, session=session, signatures=meta.signature_def)
+    return _LOADED["session"], _LOADED["signatures"][model.signature]

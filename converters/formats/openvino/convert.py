@@ -94,13 +94,15 @@ def from_folder(graph_def, folder: str):
 
 def _named(model, inputs, outputs, where: str):
     """`model` with each TensorInfo's name (`key:0`) added to the port its frontend named after
-    the signature key; InputError when one has no such port."""
+    the signature key; InputError when one has no such port of its own (two keys of one
+    tensor share a port)."""
     for ports, infos in ((model.inputs, inputs), (model.outputs, outputs)):
-        for info in infos:
-            key = info.name.rsplit(":", 1)[0]
-            port = next((p for p in ports if key in p.get_names()), None)
-            if port is None:
+        keys = [info.name.rsplit(":", 1)[0] for info in infos]
+        for info, key in zip(infos, keys, strict=True):
+            found = [p for p in ports if key in p.get_names()]
+            if len(found) != 1 or len(set(keys) & found[0].get_names()) != 1:
+                names = sorted(n for p in ports for n in p.get_names())
                 raise InputError(f"{where}: OpenVINO's reading of the SavedModel has no tensor "
-                                 f"named '{key}' (it has {sorted(n for p in ports for n in p.get_names())})")
-            port.get_tensor().add_names({info.name})
+                                 f"of its own named '{key}' (it has {names})")
+            found[0].get_tensor().add_names({info.name})
     return model

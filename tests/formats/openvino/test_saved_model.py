@@ -63,14 +63,18 @@ def test_training_work_takes_the_full_route(other_samples, tmp_path, freeze_note
     assert "RandomUniform" not in car["openvino_op_counts"]
 
 
-def test_a_reading_that_fails_takes_the_full_route(source_cases, tmp_path, freeze_noted):
-    """OpenVINO names v1_cond_savedmodel's output after the cond's tensor, not `out`: the IR of
-    the frozen graph instead, verified as before."""
-    folder = _copy(source_cases, "v1_cond_savedmodel", tmp_path)
-    done, _ = freeze_noted(folder, "v1_cond_savedmodel", "--target", "openvino")
+@pytest.mark.parametrize(("name", "outputs"), [("v1_cond_savedmodel", ["out:0"]),
+                                              ("alias_savedmodel", ["a:0", "b:0"])])
+def test_a_reading_that_fails_takes_the_full_route(source_cases, tmp_path, freeze_noted, name,
+                                                   outputs):
+    """OpenVINO names v1_cond_savedmodel's output after the cond's tensor, not `out`, and gives
+    alias_savedmodel's `a` and `b` (one tensor) one port: the IR of the frozen graph instead,
+    verified as before."""
+    folder = _copy(source_cases, name, tmp_path)
+    done, _ = freeze_noted(folder, name, "--target", "openvino")
     assert done.returncode == 0, done.stderr
-    car = json.loads((folder / "v1_cond_savedmodel.xml.json").read_text())
-    assert "openvino_read" not in car and car["outputs"][0]["name"] == "out:0"
+    car = json.loads((folder / f"{name}.xml.json").read_text())
+    assert "openvino_read" not in car and [o["name"] for o in car["outputs"]] == outputs
     assert car["verification"]["passed"] and READ not in done.stdout
 
 
