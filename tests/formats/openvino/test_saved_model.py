@@ -85,3 +85,21 @@ def test_an_op_openvino_lacks_is_the_full_routes_one_line(source_cases, tmp_path
     assert done.returncode == 3 and len(lines) == 1, done.stderr
     assert "OpenVINO cannot convert op(s) Digamma (node Digamma (Digamma))" in lines[0]
     assert sorted(p.name for p in folder.iterdir()) == ["digamma_savedmodel"]
+
+
+def test_a_reference_that_dies_takes_the_full_route(source_cases, tmp_path, monkeypatch):
+    """What a killed TensorFlow child raises (RuntimeError, not one of ours) on the direct
+    route: the full route runs instead, not an internal error. (TensorFlow imported here: no
+    child, so the reference runs in this process, where it is made to die.)"""
+    import tensorflow  # noqa: F401
+    from graphfreeze.convert import Request, convert
+    from graphfreeze.sources.saved_model_interface import SignatureModel
+
+    def died(self, graph_def, feeds, fetches):
+        raise RuntimeError("the TensorFlow child process ended (exit -9)")
+
+    monkeypatch.setattr(SignatureModel, "run_reference", died)
+    folder = _copy(source_cases, "tf1_savedmodel", tmp_path)
+    (written,) = convert(Request(str(folder / "tf1_savedmodel"), targets=("openvino",)))
+    assert written.sidecar.verification["passed"]
+    assert "openvino_read" not in written.sidecar.facts
