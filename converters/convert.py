@@ -167,18 +167,20 @@ def initial_state(request: Request, model, memo: dict | None = None) -> State:
 
         model.graph_def, warnings = check_graph(model.graph_def, keep, where)
         notes = {"warnings": warnings} if warnings else {}
-    from graphfreeze.graph.checks.validate_values import check_import
+    from graphfreeze.graph.checks.validate_values import check_import, checked_here
     from graphfreeze.graph.skeleton import skeleton
     from graphfreeze.process import tensorflow_child
 
     memo = {} if memo is None else memo
     if getattr(model, "interface", False):  # its graph is its signature: the files are read
         return _interface_state(model, outputs, inputs, notes, memo)
-    checked = tensorflow_child.submit(  # what the run needs imports cleanly (said at once here,
-        memo, check_import, skeleton(extract(model.graph_def, keep)), where)  # at commit there)
-    if checked.done():
-        checked.result()
-    memo[IMPORT_CHECK] = checked
+    needed = extract(model.graph_def, keep)  # what the run needs imports cleanly: checked here
+    if checked_here(needed, where):  # or said at once by the child, else at commit
+        memo[IMPORT_CHECK] = _done()
+    else:
+        memo[IMPORT_CHECK] = tensorflow_child.submit(memo, check_import, skeleton(needed), where)
+        if memo[IMPORT_CHECK].done():
+            memo[IMPORT_CHECK].result()
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags,
                  notes=notes, memo=memo)
 
@@ -186,12 +188,9 @@ def initial_state(request: Request, model, memo: dict | None = None) -> State:
 def _interface_state(model, outputs, inputs, notes: dict, memo: dict) -> State:
     """The state a stage that reads the files itself starts from (`Source.interface`): the
     interface as its graph, its inputs and outputs as the files say, nothing to import."""
-    from concurrent.futures import Future
-
     from graphfreeze.tensors import known_infos
 
-    memo[IMPORT_CHECK] = Future()
-    memo[IMPORT_CHECK].set_result(None)
+    memo[IMPORT_CHECK] = _done()
     state = State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags={},
                   graph_def=model.graph_def, notes=notes, memo=memo)
     known_infos(state, *model.infos())
@@ -199,6 +198,15 @@ def _interface_state(model, outputs, inputs, notes: dict, memo: dict) -> State:
 
 
 IMPORT_CHECK = "import_check"
+
+
+def _done():
+    """A finished import check."""
+    from concurrent.futures import Future
+
+    done = Future()
+    done.set_result(None)
+    return done
 
 
 def _floor(plans: list[plan.TargetPlan]) -> bool:
@@ -228,7 +236,7 @@ def execute(prepared: Prepared,
     interface = direct and prepared.source.interface(request.source, prepared.source_options,
                                                      request.unsafe)
     if (prepared.source.floor or interface and request.verify) and _floor(prepared.plans):
-        tensorflow_child.start(memo)  # (reading the files, only verification needs TensorFlow)
+        tensorflow_child.start(memo, now=request.verify)  # (else when first needed)
     try:
         written = _read_directly(prepared, direct, interface, memo, on_stage, on_commit) \
             if interface else None

@@ -23,16 +23,42 @@ class TensorInfo:
 
 
 def tensor_infos(graph_def, refs, memo: dict | None = None) -> tuple[TensorInfo, ...]:
-    """Dtype and static shape of each named tensor, from TensorFlow's own shape inference on
-    the graph's skeleton (weights dropped; a stand-in composite's outputs shaped as its op's),
-    in the run's TensorFlow child if it has one (`memo`)."""
+    """Dtype and static shape of each named tensor: from graph/shapes where it has every op's
+    shape function, else from TensorFlow's own shape inference on the graph's skeleton (weights
+    dropped; a stand-in composite's outputs shaped as its op's), in the run's TensorFlow child
+    if it has one (`memo`)."""
     from graphfreeze.graph.composites import as_references
     from graphfreeze.graph.skeleton import skeleton
     from graphfreeze.process import tensorflow_child
 
     referenced = as_references(graph_def)
+    if referenced is graph_def:
+        found = _inferred_here(graph_def, refs)
+        if found is not None:
+            return found
     plain = skeleton(graph_def) if referenced is not graph_def else None
     return tensorflow_child.call(memo or {}, _inferred, skeleton(referenced), plain, refs)
+
+
+def _inferred_here(graph_def, refs) -> tuple[TensorInfo, ...] | None:
+    """tensor_infos by graph/shapes, without TensorFlow (None: TensorFlow must answer)."""
+    from graphfreeze.graph.graphdefs import split_tensor
+    from graphfreeze.graph.shapes.dims import Unsupported
+    from graphfreeze.graph.shapes.infer import ImportFault, infer
+    from graphfreeze.proto.dtypes import name
+
+    tensors = [split_tensor(ref.name) for ref in refs]
+    try:
+        found = infer(graph_def, sorted({node for node, _ in tensors}))
+    except (Unsupported, ImportFault):  # TensorFlow says what it has to say
+        return None
+    infos = []
+    for ref, (node, index) in zip(refs, tensors, strict=True):
+        if index >= len(found[node]):
+            return None
+        dtype, shape = found[node][index]
+        infos.append(TensorInfo(ref.name, name(dtype), shape))
+    return tuple(infos)
 
 
 def _inferred(first, plain, refs) -> tuple[TensorInfo, ...]:

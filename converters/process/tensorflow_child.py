@@ -142,10 +142,15 @@ class Child:
         self._process.wait()
 
 
-def start(memo: dict) -> None:
-    """Start the child for this run (kept in its memo) unless TensorFlow is imported here."""
+def start(memo: dict, now: bool = True) -> None:
+    """Start the child for this run (kept in its memo) unless TensorFlow is imported here; not
+    `now`: at the first call sent to it (a run that may need none)."""
     if "tensorflow" not in sys.modules and KEY not in memo:
-        memo[KEY] = Child()
+        memo[KEY] = Child() if now else _Later()
+
+
+class _Later:
+    """A child started by the first call sent to it."""
 
 
 class _Stopped:
@@ -160,8 +165,9 @@ class _Stopped:
 
 def stop(memo: dict) -> None:
     child = memo.get(KEY)
-    if isinstance(child, Child):
+    if isinstance(child, (Child, _Later)):
         memo[KEY] = _Stopped()
+    if isinstance(child, Child):
         child.close()
 
 
@@ -178,6 +184,8 @@ def submit(memo: dict, fn, *args) -> Future:
     """`fn(*args)` in the child if there is one (and this process has no TensorFlow), else here,
     at once; a Future either way."""
     child = _child(memo)
+    if isinstance(child, _Later):
+        child = memo[KEY] = Child()
     if child is not None:
         return child.submit(fn, *args)
     done = Future()
@@ -190,8 +198,7 @@ def submit(memo: dict, fn, *args) -> Future:
 
 def call(memo: dict, fn, *args):
     """`fn(*args)`, in the child if there is one."""
-    child = _child(memo)
-    return child.submit(fn, *args).result() if child is not None else fn(*args)
+    return submit(memo, fn, *args).result() if _child(memo) is not None else fn(*args)
 
 
 def serve() -> None:

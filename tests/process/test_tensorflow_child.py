@@ -71,7 +71,26 @@ def test_a_checkpoint_without_tensorflow_here(sample, freeze_noted, name, target
     assert json.loads((model_dir / f"here/model{suffix}.json").read_text()) == sidecar
 
 
-def test_a_graph_tensorflow_cannot_import_is_the_same_line(sample):
+@pytest.mark.parametrize(("name", "children"), [("cnn_v2", 0), ("cnn_v1", 1)])
+def test_no_verify_starts_a_child_only_for_what_graph_shapes_cannot_do(sample, freeze_noted,
+                                                                       name, children):
+    """cnn_v2's ops all have shape functions in graph/shapes: checked and shaped here, no
+    TensorFlow anywhere. cnn_v1's v1 cond (Switch/Merge) has none: a child does that part. The
+    bytes are those of a process that imported TensorFlow first."""
+    model_dir = sample(name)
+    args = ("--ckpt", "model.ckpt-200", "--outputs", "probs", "--no-verify")
+    done, noted = freeze_noted(model_dir, *args, "-o", "model.pb")
+    assert done.returncode == 0, done.stderr
+    assert noted == {"tensorflow": False, "children": children}
+    (model_dir / "here").mkdir()
+    done, noted = freeze_noted(model_dir, *args, "-o", "here/model.pb", "--with-tensorflow")
+    assert done.returncode == 0 and noted == {"tensorflow": True, "children": 0}, done.stderr
+    for name in ("model.pb", "model.pb.json"):
+        assert (model_dir / "here" / name).read_bytes() == (model_dir / name).read_bytes()
+
+
+@pytest.mark.parametrize("verify", [[], ["--no-verify"]])
+def test_a_graph_tensorflow_cannot_import_is_the_same_line(sample, verify):
     from tensorflow.core.protobuf import meta_graph_pb2
 
     model_dir = sample("cnn_v2")
@@ -81,7 +100,7 @@ def test_a_graph_tensorflow_cannot_import_is_the_same_line(sample):
                     if n.name == "sequential/batch_normalization_1/cond/Identity")
     identity.attr["T"].type = 3  # int32 fed a float
     (model_dir / "model.ckpt-200.meta").write_bytes(meta.SerializeToString())
-    done = subprocess.run([FREEZE, "--ckpt", "model.ckpt-200", "--outputs", "probs"],
+    done = subprocess.run([FREEZE, "--ckpt", "model.ckpt-200", "--outputs", "probs", *verify],
                           cwd=model_dir, capture_output=True, text=True)
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 3 and len(lines) == 1, done.stderr

@@ -133,6 +133,21 @@ def _values(tensor) -> list:
     return to_numpy(tensor).reshape(-1).tolist()
 
 
+def checked_here(graph_def, where: str) -> bool:
+    """check_import without TensorFlow (graph/shapes), where every op has a shape function
+    here; raises its InputError. False: only TensorFlow can check it."""
+    from graphfreeze.graph.shapes.dims import Unsupported
+    from graphfreeze.graph.shapes.infer import ImportFault, infer
+
+    try:
+        infer(_unshaped_variables(graph_def))
+    except Unsupported:
+        return False
+    except ImportFault as err:
+        raise InputError(f"{where}: TensorFlow cannot import the graph ({err}); {_FIX}") from None
+    return True
+
+
 def check_import(graph_def, where: str) -> None:
     """What TensorFlow's importer checks (inputs' types against the ops', shape inference, the
     `_class` and `_output_shapes` attrs), tried on the skeleton (big constants' bytes dropped) in
@@ -143,16 +158,25 @@ def check_import(graph_def, where: str) -> None:
     import tensorflow as tf
     from graphfreeze.graph.skeleton import skeleton
 
-    trial = skeleton(graph_def)
-    for node in trial.node:
-        if node.op in VARIABLE_OPS:
-            node.attr.pop("_output_shapes", None)
-            if "shape" in node.attr:
-                node.attr["shape"].shape.Clear()
-                node.attr["shape"].shape.unknown_rank = True
+    trial = _unshaped_variables(skeleton(graph_def))
     try:
         with tf.Graph().as_default():
             tf.graph_util.import_graph_def(trial, name="")
     except (ValueError, TypeError, tf.errors.OpError) as err:
         raise InputError(f"{where}: TensorFlow cannot import the graph ({first_line(err)}); "
                          f"{_FIX}") from err
+
+
+def _unshaped_variables(graph_def):
+    """The graph with its variables' shapes unknown (a copy only if it has variables)."""
+    if not any(node.op in VARIABLE_OPS for node in graph_def.node):
+        return graph_def
+    trial = type(graph_def)()
+    trial.CopyFrom(graph_def)
+    for node in trial.node:
+        if node.op in VARIABLE_OPS:
+            node.attr.pop("_output_shapes", None)
+            if "shape" in node.attr:
+                node.attr["shape"].shape.Clear()
+                node.attr["shape"].shape.unknown_rank = True
+    return trial

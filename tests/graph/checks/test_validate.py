@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 from graphfreeze.errors import InputError
 from graphfreeze.graph.checks.validate import check_graph_def
-from graphfreeze.graph.checks.validate_values import check_feed_size, check_import
+from graphfreeze.graph.checks.validate_values import check_feed_size, check_import, checked_here
 from tensorflow.core.framework import graph_pb2
 from tensorflow.core.protobuf import meta_graph_pb2, saved_model_pb2
 
@@ -158,34 +158,53 @@ def test_feed_size():
         check_feed_size("x", [2, 100000, 100000], np.float32, "model.pb")
 
 
-def test_input_of_the_wrong_type_is_refused(other_samples):
-    """Fuzzing found: TensorFlow's importer raised a ValueError deep in a stage (exit 1)."""
+IMPORT_CHECKS = pytest.mark.parametrize("check", [check_import, checked_here],
+                                        ids=["tensorflow", "graph-shapes"])
+
+
+@IMPORT_CHECKS
+def test_input_of_the_wrong_type_is_refused(other_samples, check):
+    """Fuzzing found: TensorFlow's importer raised a ValueError deep in a stage (exit 1). The
+    check without TensorFlow (graph/shapes) refuses it the same way."""
     graph_def = frozen_graph(other_samples)
     node = next(n for n in graph_def.node if n.op == "Identity" and n.input)
     node.attr["T"].type = tf.int32.as_datatype_enum
-    line = assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph",
-                          check_import)
+    line = assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph", check)
     assert node.name in line and "int32" in line
 
 
-def test_placeholder_of_the_wrong_rank_is_refused(other_samples):
+@IMPORT_CHECKS
+def test_placeholder_of_the_wrong_rank_is_refused(other_samples, check):
     graph_def = frozen_graph(other_samples)
     x = next(n for n in graph_def.node if n.name == "x")
     del x.attr["shape"].shape.dim[0]
-    assert_refused(graph_def, "model.pb", "", "Shape must be rank 2", check_import)
+    assert_refused(graph_def, "model.pb", "", "Shape must be rank 2", check)
 
 
+@IMPORT_CHECKS
 @pytest.mark.parametrize("attr,value", [
     ("_output_shapes", {"list": {}}),
     ("_class", {"list": {"type": [1, 3]}}),
+    ("_class", {"list": {"s": ["bG9jOkBub3doZXJl"]}}),  # loc:@nowhere (base64: a bytes field)
 ])
-def test_broken_attrs_tensorflow_reads_on_import(other_samples, attr, value):
+def test_broken_attrs_tensorflow_reads_on_import(other_samples, attr, value, check):
     from google.protobuf import json_format
 
     graph_def = frozen_graph(other_samples)
     x = next(n for n in graph_def.node if n.name == "x")
     json_format.ParseDict(value, x.attr[attr])
-    assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph", check_import)
+    assert_refused(graph_def, "model.pb", "", "TensorFlow cannot import the graph", check)
+
+
+def test_the_check_without_tensorflow_takes_what_it_has_functions_for(other_samples):
+    """The sample frozen graph is checked here; an op graph/shapes has no shape function for
+    leaves the check to TensorFlow (False), whatever else is wrong with the graph."""
+    graph_def = frozen_graph(other_samples)
+    assert checked_here(graph_def, "model.pb")
+    node = next(n for n in graph_def.node if n.op == "Identity" and n.input)
+    node.op = "CheckNumerics"
+    node.attr["message"].s = b"x"
+    assert not checked_here(graph_def, "model.pb")
 
 
 def test_const_content_beside_values_is_checked(other_samples):
