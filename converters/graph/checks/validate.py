@@ -9,14 +9,16 @@ are ops too (their signature is an OpDef), and their bodies are checked like the
 
 from __future__ import annotations
 
+import functools
+
 from graphfreeze.errors import InputError
 from graphfreeze.graph.checks.loops import FIX as _FIX
 from graphfreeze.graph.checks.loops import check_cycles, check_recursion
+from graphfreeze.graph.checks.validate_inputs import check_inputs, inputs_in_order, node_at
 from graphfreeze.graph.checks.validate_values import check_const, check_sizes, type_name
-from graphfreeze.graph.graphdefs import function_names_used, split_tensor
+from graphfreeze.graph.graphdefs import function_names_used
 from graphfreeze.graph.op_libraries import op_def_of
 
-_LOOP_BACK = ("NextIteration", "RefNextIteration")  # while-loop back edges into Merge
 _FIELDS = {"string": "s", "int": "i", "float": "f", "bool": "b", "type": "type",
            "shape": "shape", "tensor": "tensor", "func": "func"}
 
@@ -71,6 +73,16 @@ class _AttrSpec:
         self.minimum = attr_def.minimum if attr_def.has_minimum else None
         allowed = attr_def.allowed_values.list
         self.allowed = set(allowed.type) or set(allowed.s) or None
+        # how a node's value is seen to pass at a glance (else _check_attrs decides): a type
+        # among `types`, the kind alone (nothing else to check), or bytes already checked
+        if self.field == "type" and not self.is_list:
+            self.quick, self.types = "type", _data_types() & (self.allowed or _data_types())
+        elif not self.is_list and (self.field in ("tensor", "func", "b", "f") or
+                                   self.field == "i" and self.minimum is None or
+                                   self.field == "s" and not self.allowed):
+            self.quick = "kind"
+        else:
+            self.quick, self.passed = "bytes", set()
 
 
 class _Op:
@@ -89,6 +101,14 @@ class _Op:
         self.plain_inputs, self.plain_outputs = (not any(n or t for n, t in args)
                                                  for args in (self.inputs, self.outputs))
         self.takes_functions = any(spec.field == "func" for spec in self.specs)
+        self.by_name = {spec.name: spec for spec in self.specs}
+        self.required = sum(spec.required for spec in self.specs)
+        self.n_inputs = len(self.inputs) if self.plain_inputs else None
+        self.n_outputs = len(self.outputs) if self.plain_outputs else None
+        self._ones = [1] * len(self.outputs)  # shared: output counts are only read
+        # outputs spelled `node:output:index` in function bodies (one spelling per name)
+        self.spelled = (len(set(self.output_names)) == len(self.output_names) and
+                        not any(":" in name for name in self.output_names))
 
     def input_counts(self, node) -> list[int | None]:
         """Tensors per input arg (None: unknown, an attr placeholder in a function)."""
@@ -96,7 +116,37 @@ class _Op:
 
     def output_counts(self, node) -> list[int | None]:
         """Tensors per output arg, as input_counts."""
-        return [1] * len(self.outputs) if self.plain_outputs else self._count(self.outputs, node)
+        return self._ones if self.plain_outputs else self._count(self.outputs, node)
+
+    def passes(self, attrs) -> bool:
+        """True if a node's `attrs` surely pass _check_attrs; False: let it decide."""
+        by_name, required = self.by_name, 0
+        for name in attrs:  # (items() is slower: a Python generator, every value read)
+            spec = by_name.get(name)
+            if spec is None:
+                if name[:1] != "_":
+                    return False
+                continue
+            quick, value = spec.quick, attrs[name]
+            if quick == "type":
+                if value.type not in spec.types:  # 0 when the value is not a type
+                    return False
+            elif quick == "kind":
+                if value.WhichOneof("value") != spec.field:
+                    return False
+            elif value.SerializeToString() not in spec.passed:
+                return False
+            required += spec.required
+        return required == self.required
+
+    def remember(self, attrs) -> None:
+        """Remember the values of `attrs`, which passed _check_attrs, that `passes` reads as
+        bytes (not an attr placeholder: what passes in a function may not in the graph)."""
+        for spec in self.specs:
+            if spec.quick == "bytes" and spec.name in attrs:
+                value = attrs[spec.name]
+                if value.WhichOneof("value") != "placeholder":
+                    spec.passed.add(value.SerializeToString())
 
     def _count(self, args: list, node) -> list[int | None]:
         return [1 if not number and not type_list else _arg_count(number, type_list, node, self)
@@ -112,16 +162,21 @@ def _arg_count(number: str, type_list: str, node, op: _Op) -> int | None:
     return len(value.list.type) if kind in ("list", None) else None
 
 
+@functools.cache
+def _data_types() -> frozenset:
+    from graphfreeze.proto.tf import types_pb2
+
+    return frozenset(types_pb2.DataType.values()) - {types_pb2.DT_INVALID}
+
+
 class _OpDefs:
     """Op type -> _Op (a library function's signature first, then TensorFlow's registry)."""
 
     def __init__(self, funcs: dict):
-        from graphfreeze.proto.tf import types_pb2
-
         self.funcs = funcs
         self._ops: dict = {}
         self.known = self._ops  # op type -> _Op, or None when not (yet) found: read it first
-        self.data_types = set(types_pb2.DataType.values()) - {types_pb2.DT_INVALID}
+        self.consts: set = set()  # small Consts' (dtype, value bytes) check_const passed
 
     def get(self, op: str, at: str = "") -> _Op | None:  # at: the node, to load a library
         if self._ops.get(op) is None and (op not in self._ops or at):
@@ -134,49 +189,85 @@ def _check_body(nodes, ops: _OpDefs, where: str, scope: str, args: set | None = 
     """Check the graph's nodes (`args` None) or a function body's (`args`: its argument names);
     returns the library functions they call (by op type or by function-valued attrs: `f`,
     `then_branch`, `body`, ...)."""
-    by_name: dict = {}
-    for node in nodes:
-        if not node.name:
-            raise InputError(f"{where}: {scope}a node ({node.op or 'no op'}) has no name; {_FIX}")
-        if node.name in by_name:
-            raise InputError(f"{where}: {scope}node name '{node.name}' is used twice; names must "
-                             f"be unique, {_FIX}")
-        by_name[node.name] = node
-    op_of, outputs, ats, called = {}, {}, {}, set()
-    known = ops.known
-    for node in nodes:
-        node_name, op_type = node.name, node.op
+    nodes = list(nodes)
+    names = [node.name for node in nodes]
+    by_name = dict(zip(names, nodes, strict=True))
+    if len(by_name) < len(nodes) or "" in by_name:
+        _check_names(nodes, where, scope)
+    op_of, outputs, called = {}, {}, set()
+    known, funcs, consts = ops.known, ops.funcs, ops.consts
+    for node, node_name in zip(nodes, names, strict=True):
+        op_type = node.op
         op = known.get(op_type) or ops.get(op_type, f"{where}: {scope}node '{node_name}'")
         if op is None:
             raise InputError(f"{where}: {scope}node '{node_name}' has op '{op_type}', which "
                              "neither TensorFlow nor the graph's function library defines (a "
                              "custom op?); re-export the graph without it")
-        at = ats[node_name] = f"{where}: {scope}node '{node_name}' ({op_type})"
-        is_call = op_type in ops.funcs
+        is_call = op_type in funcs
         if is_call:
             called.add(op_type)
-        else:
-            _check_attrs(node, op, at, args is not None, ops)
+        elif not op.passes(node.attr):
+            _check_attrs(node, op, node_at(where, scope, node), args is not None)
+            op.remember(node.attr)
         if op.takes_functions or is_call:
             for name in sorted(function_names_used(node.attr.values())):
-                if name and ops.get(name) is None:
-                    raise InputError(f"{at} calls function '{name}', which the graph's function "
-                                     f"library does not define; {_FIX} with its functions")
-                if name in ops.funcs:
+                if name and name not in funcs and ops.get(name) is None:
+                    raise InputError(f"{node_at(where, scope, node)} calls function '{name}', which "
+                                     f"the graph's function library does not define; {_FIX} "
+                                     "with its functions")
+                if name in funcs:
                     called.add(name)
         if op_type == "Const":
-            check_const(node, at)
+            _check_const(node, is_call, consts, where, scope)
         op_of[node_name] = op
         outputs[node_name] = op.output_counts(node)
-    deps = {node.name: _check_inputs(node, op_of, outputs, ats[node.name], args)
-            for node in nodes}
-    check_cycles(deps, where, scope)
+    if not inputs_in_order(nodes, names, op_of, outputs, where, scope, args):
+        check_cycles({node.name: check_inputs(node, op_of, outputs, node_at(where, scope, node),
+                                              args) for node in nodes}, where, scope)
     if args is None:
         check_sizes(nodes, by_name, where)
     return sorted(called)
 
 
-def _check_attrs(node, op: _Op, at: str, in_function: bool, ops: _OpDefs) -> None:
+_NUMBERS = frozenset((1, 2, 3, 4, 5, 6, 8, 9, 10, 14, 17, 18, 19, 22, 23))  # fixed-size dtypes
+_SMALL = 1024  # elements of a Const remembered by its bytes
+
+
+def _check_const(node, is_call: bool, passed: set, where: str, scope: str) -> None:
+    """check_const, once per small value (shapes and scalars repeat in a graph): the value's
+    bytes and dtype remembered once it passes. Not for a big value (no copy of weights)."""
+    attrs = node.attr
+    if is_call or "value" not in attrs:  # (not the Const op, or check_const explains)
+        return check_const(node, node_at(where, scope, node))
+    value = attrs["value"]
+    tensor = value.tensor
+    count = 1 if tensor.dtype in _NUMBERS else _SMALL + 1
+    for dim in tensor.tensor_shape.dim:
+        count *= dim.size
+        if not 0 <= count <= _SMALL:
+            break
+    key = None
+    if 0 <= count <= _SMALL:
+        key = (attrs["dtype"].type if "dtype" in attrs else None, value.SerializeToString())
+        if key in passed:
+            return
+    check_const(node, node_at(where, scope, node))
+    if key is not None:
+        passed.add(key)
+
+
+def _check_names(nodes, where: str, scope: str) -> None:
+    seen = set()
+    for node in nodes:
+        if not node.name:
+            raise InputError(f"{where}: {scope}a node ({node.op or 'no op'}) has no name; {_FIX}")
+        if node.name in seen:
+            raise InputError(f"{where}: {scope}node name '{node.name}' is used twice; names must "
+                             f"be unique, {_FIX}")
+        seen.add(node.name)
+
+
+def _check_attrs(node, op: _Op, at: str, in_function: bool) -> None:
     """Raise on a missing, unknown or ill-typed attr."""
     attrs = node.attr
     present = set(attrs)
@@ -208,7 +299,7 @@ def _check_attrs(node, op: _Op, at: str, in_function: bool, ops: _OpDefs) -> Non
                 raise InputError(f"{at} has attr '{spec.name}' = {got}, below the minimum "
                                  f"{spec.minimum}; {_FIX}")
         for item in items:
-            if spec.field == "type" and (item not in ops.data_types or
+            if spec.field == "type" and (item not in _data_types() or
                                          spec.allowed and item not in spec.allowed):
                 raise InputError(f"{at} has attr '{spec.name}' = {type_name(item)}, not a type "
                                  f"op {node.op} allows; {_FIX}")
@@ -218,68 +309,3 @@ def _check_attrs(node, op: _Op, at: str, in_function: bool, ops: _OpDefs) -> Non
             if spec.field == "shape" and (item.unknown_rank and item.dim or
                                           any(d.size < -1 for d in item.dim)):
                 raise InputError(f"{at} has attr '{spec.name}' with an invalid shape; {_FIX}")
-
-
-def _check_inputs(node, op_defs, outputs, at, args) -> set[str]:
-    """Check the inputs' order, count and sources; returns the nodes `node` waits for (a while
-    loop's NextIteration edge left out)."""
-    inputs = list(node.input)
-    controls = [i[1:] for i in inputs if i[:1] == "^"] if "^" in "".join(inputs) else []
-    data = inputs[:len(inputs) - len(controls)]
-    if controls:
-        if any(i[:1] == "^" for i in data):
-            late = next(i for i in inputs[[i[:1] for i in inputs].index("^"):] if i[:1] != "^")
-            raise InputError(f"{at} lists data input '{late}' after a control input; data inputs "
-                             f"come first, {_FIX}")
-        if args is not None:  # in a function body `^arg` waits for an argument (grad functions)
-            controls = [c for c in controls if c not in args or c in op_defs]
-        missing = [c for c in controls if c not in op_defs]
-        if missing:
-            raise InputError(f"{at} waits for '{missing[0]}', which is not in the graph; {_FIX}")
-    deps = set(controls)
-    for inp in data:
-        if args is None and inp in op_defs and ":" not in inp:  # output 0 of a node
-            source = inp
-        else:
-            source = _check_source(inp, op_defs, outputs, at, args)
-        if source is not None and op_defs[source].name not in _LOOP_BACK:
-            deps.add(source)
-    op = op_defs[node.name]
-    counts = op.input_counts(node)
-    if None not in counts and sum(counts) != len(data):
-        raise InputError(f"{at} has {len(data)} data input(s) but op {node.op} takes "
-                         f"{sum(counts)}; {_FIX}")
-    return deps
-
-
-def _check_source(inp: str, op_defs, outputs, at: str, args) -> str | None:
-    """The node a data input reads (None for a function argument), checked to have that output.
-    In function bodies inputs are `arg` or `node:output_arg:index`."""
-    if args is None:
-        if ":" not in inp and inp in op_defs:  # the common case: output 0 of a node
-            return inp
-        source, index = split_tensor(inp)
-        parts = [source, "", str(index)]
-    else:
-        parts = inp.split(":")
-        if parts[0] in args and len(parts) <= 2:
-            return None
-    source = parts[0]
-    if source not in op_defs:
-        what = "node" if args is None else "node or argument"
-        raise InputError(f"{at} reads '{inp}', but there is no {what} '{source}'; {_FIX}")
-    counts = outputs[source]
-    index = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 0
-    if args is not None:
-        names = op_defs[source].output_names
-        if len(parts) < 2 or parts[1] not in names:
-            raise InputError(f"{at} reads '{inp}', but '{source}' has no output named "
-                             f"'{''.join(parts[1:2])}' (it has {', '.join(names)}); {_FIX}")
-        counts = counts[names.index(parts[1]):][:1]
-    if None not in counts and index >= sum(counts):
-        n = sum(counts)
-        what = f"'{source}' ({op_defs[source].name})" if args is None else \
-            f"'{source}' output '{parts[1]}'"
-        raise InputError(f"{at} reads '{inp}' but {what} has {n} "
-                         f"{'output' if args is None else 'tensor'}{'s' if n != 1 else ''}; {_FIX}")
-    return source

@@ -262,3 +262,69 @@ def test_constant_shapes_read_without_numpy_as_tensorflow_reads_them(value, pack
         value = np.full(value.shape, value.reshape(-1)[0])
     assert _values(tensor) == tf.make_ndarray(tensor).reshape(-1).tolist() == \
         value.reshape(-1).tolist()
+
+
+# check_graph_def passes most nodes at a glance (attr values, Consts and input spellings seen to
+# pass before, nodes listed after what they read): each fault a shortcut might hide is refused.
+
+def _text_graph(text: str):
+    from google.protobuf import text_format
+    from graphfreeze.proto.ops import versions
+
+    graph_def = text_format.Parse(text, graph_pb2.GraphDef())
+    graph_def.versions.producer = versions()["graph_def_version"]
+    return graph_def
+
+
+def _refused(text: str, node: str, phrase: str) -> None:
+    line = assert_refused(_text_graph(text), "model.pb", node, phrase)
+    assert line.startswith(f"model.pb: node '{node}'"), line
+
+
+_INT = 'attr { key: "T" value { type: DT_INT32 } }'
+_X = ('node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } } '
+      'attr { key: "shape" value { shape { dim { size: -1 } } } } }')
+_UNIQUE = [_X, f'node {{ name: "u" op: "Unique" input: "x" {_INT} }}',
+           f'node {{ name: "y" op: "Identity" input: "u:1" {_INT} }}',
+           f'node {{ name: "z" op: "AddV2" input: "u:0" input: "u" input: "^y" input: "^x" {_INT} }}']
+
+
+@pytest.mark.parametrize("backwards", [False, True])
+def test_inputs_in_any_spelling_and_order(backwards):
+    """Nodes listed before what they read, `u:0` beside `u`: as fine as the usual order and
+    spelling; an output past the last, or a node named as one, still refused."""
+    nodes = "".join(_UNIQUE[::-1] if backwards else _UNIQUE)
+    check_graph_def(_text_graph(nodes), "model.pb")
+    wrong = nodes.replace('"u:1"', '"u:2"')
+    _refused(wrong, "y", "reads 'u:2' but 'u' (Unique) has 2 outputs")
+    named = _X.replace('"x"', '"u:2"')  # read as u's third output, not as this node
+    _refused(named + wrong, "y", "reads 'u:2' but 'u' (Unique) has 2 outputs")
+
+
+def test_attr_placeholder_passes_only_in_a_function():
+    """An attr value seen to pass in a function body (an attr placeholder) is not taken for one
+    that passes in the graph."""
+    placeholder = ('{ name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } } '
+                   'attr { key: "shape" value { placeholder: "s" } } }')
+    function = ('library { function { signature { name: "f" output_arg { name: "o" type: DT_INT32 '
+                f'}} }} node_def {placeholder} ret {{ key: "o" value: "p:output:0" }} }} }}')
+    check_graph_def(_text_graph(function), "model.pb")
+    _refused(function + "node " + placeholder, "p", "attr 'shape' of the wrong type (placeholder")
+
+
+def test_a_const_value_seen_before_with_another_dtype_is_refused():
+    const = ('node { name: "%s" op: "Const" attr { key: "dtype" value { type: %s } } '
+             'attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }')
+    check_graph_def(_text_graph(const % ("one", "DT_FLOAT")), "model.pb")
+    _refused(const % ("one", "DT_FLOAT") + const % ("other", "DT_INT32"), "other",
+             "holds a DT_FLOAT value but says dtype DT_INT32")
+
+
+def test_control_inputs_like_the_node_befores_are_checked():
+    """Nodes often wait for the same nodes as the node before (tf.control_dependencies): one
+    more that is not in the graph is still refused."""
+    waits = [f'node {{ name: "{name}" op: "NoOp" input: "^x" input: "^y" }}' for name in "ab"]
+    nodes = _X + f'node {{ name: "y" op: "Identity" input: "x" {_INT} }}' + "".join(waits)
+    check_graph_def(_text_graph(nodes), "model.pb")
+    gone = nodes + 'node { name: "c" op: "NoOp" input: "^x" input: "^y" input: "^gone" }'
+    _refused(gone, "c", "waits for 'gone', which is not in the graph")
