@@ -94,6 +94,8 @@ def check_sizes(nodes, by_name: dict, where: str) -> None:
 
     for node in nodes:
         if node.op in PLACEHOLDER_OPS:
+            if "shape" not in node.attr:  # (reading a missing key would add it)
+                continue
             shape = node.attr["shape"].shape
             shape = [] if shape.unknown_rank else [d.size for d in shape.dim]
             dtype, what = node.attr["dtype"].type, "has shape"

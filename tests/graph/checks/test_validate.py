@@ -328,3 +328,16 @@ def test_control_inputs_like_the_node_befores_are_checked():
     check_graph_def(_text_graph(nodes), "model.pb")
     gone = nodes + 'node { name: "c" op: "NoOp" input: "^x" input: "^y" input: "^gone" }'
     _refused(gone, "c", "waits for 'gone', which is not in the graph")
+
+
+def test_checking_leaves_the_graph_as_it_was():
+    """A Placeholder without its (optional) shape attr: checking it twice passes, and no attr
+    is added to the graph (reading a missing map key would add an empty one)."""
+    graph_def = graph_pb2.GraphDef()
+    graph_def.versions.producer = 1700
+    x = graph_def.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = tf.float32.as_datatype_enum
+    before = graph_def.SerializeToString()
+    check_graph_def(graph_def, "model.pb")
+    check_graph_def(graph_def, "model.pb")
+    assert graph_def.SerializeToString() == before
