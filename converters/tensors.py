@@ -52,6 +52,8 @@ def _inferred_here(graph_def, refs) -> tuple[TensorInfo, ...] | None:
         found = infer(graph_def, sorted({node for node, _ in tensors}))
     except (Unsupported, ImportFault):  # TensorFlow says what it has to say
         return None
+    except Exception:  # noqa: BLE001 -- a bug here must not fail a run TensorFlow can do
+        return None
     infos = []
     for ref, (node, index) in zip(refs, tensors, strict=True):
         if index >= len(found[node]):

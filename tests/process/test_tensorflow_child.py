@@ -71,13 +71,22 @@ def test_a_checkpoint_without_tensorflow_here(sample, freeze_noted, name, target
     assert json.loads((model_dir / f"here/model{suffix}.json").read_text()) == sidecar
 
 
-@pytest.mark.parametrize(("name", "children"), [("cnn_v2", 0), ("cnn_v1", 1)])
+@pytest.mark.parametrize(("name", "relu_as", "children"), [
+    ("cnn_v2", None, 0), ("cnn_v1", None, 0), ("cnn_v2", "Atan", 1)])
 def test_no_verify_starts_a_child_only_for_what_graph_shapes_cannot_do(sample, freeze_noted,
-                                                                       name, children):
-    """cnn_v2's ops all have shape functions in graph/shapes: checked and shaped here, no
-    TensorFlow anywhere. cnn_v1's v1 cond (Switch/Merge) has none: a child does that part. The
-    bytes are those of a process that imported TensorFlow first."""
+                                                                       name, relu_as, children):
+    """Every op of cnn_v2 (Keras BatchNorm Ifs) and cnn_v1 (v1 conds) has a shape function in
+    graph/shapes: checked and shaped here, no TensorFlow anywhere. With a Relu made an Atan
+    (none there) a child does that part. The bytes are those of a process that imported
+    TensorFlow first."""
+    from graphfreeze.proto.tf import meta_graph_pb2
+
     model_dir = sample(name)
+    if relu_as:
+        path = model_dir / "model.ckpt-200.meta"
+        meta = meta_graph_pb2.MetaGraphDef.FromString(path.read_bytes())
+        next(n for n in meta.graph_def.node if n.op == "Relu").op = relu_as
+        path.write_bytes(meta.SerializeToString())
     args = ("--ckpt", "model.ckpt-200", "--outputs", "probs", "--no-verify")
     done, noted = freeze_noted(model_dir, *args, "-o", "model.pb")
     assert done.returncode == 0, done.stderr

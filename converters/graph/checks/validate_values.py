@@ -143,10 +143,12 @@ def checked_here(graph_def, where: str) -> bool:
 
     try:
         infer(_unshaped_variables(graph_def))
-    except Unsupported:
-        return False
     except ImportFault as err:
         raise InputError(f"{where}: TensorFlow cannot import the graph ({err}); {_FIX}") from None
+    except Unsupported:
+        return False
+    except Exception:  # noqa: BLE001 -- a bug here must not fail a graph TensorFlow can check
+        return False
     return True
 
 

@@ -215,3 +215,26 @@ def identity_n(c):
 @shape_fn("RandomUniform", "RandomStandardNormal")
 def random(c):
     return [c.shape_tensor(0)]
+
+
+@shape_fn("Switch", "RefSwitch")
+def switch(c):
+    with_rank(c.shapes[1], 0)
+    if c.handles[0] is not None:
+        c.output_handles.update({0: c.handles[0], 1: c.handles[0]})
+    return [c.shapes[0], c.shapes[0]]
+
+
+@shape_fn("Merge", "RefMerge")
+def merge_(c):
+    """MergeShape: the dims every input agrees on (a while loop's Merge never gets here: its
+    back edge is a cycle)."""
+    out = c.shapes[0]
+    for shape in c.shapes[1:]:
+        if out is None:
+            break
+        if shape is None or len(shape) != len(out):
+            out = None
+            break
+        out = tuple(d if d == e else None for d, e in zip(out, shape, strict=True))
+    return [out, ()]

@@ -120,3 +120,23 @@ def bias_add(c):
         return [None]
     at = 1 if nchw else len(given) - 1
     return [(*given[:at], merge_dim(given[at], bias[0]), *given[at + 1:])]
+
+
+@shape_fn("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+def fused_batch_norm(c):
+    """FusedBatchNormShape (V3: a sixth output of unknown shape)."""
+    fmt = c.attr("data_format")
+    if fmt not in _AXES:
+        if fmt in ("NDHWC", "NCDHW"):
+            raise Unsupported("5-D batch norm")
+        raise ShapeError(f"Invalid data format string: {fmt}")
+    given = with_rank(c.shapes[0], 4)
+    average = c.attr("exponential_avg_factor") if any(
+        a.name == "exponential_avg_factor" for a in c.op_def.attr) else 1.0
+    inputs = 3 if c.attr("is_training") and average == 1.0 else 5
+    at = fmt.index("C")
+    channels = given[at]
+    for shape in c.shapes[1:inputs]:
+        channels = merge_dim(channels, with_rank(shape, 1)[0])
+    y = (*given[:at], channels, *given[at + 1:])
+    return [y, *[(channels,)] * 4, *([None] if c.node.op == "FusedBatchNormV3" else [])]

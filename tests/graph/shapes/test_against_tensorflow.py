@@ -218,6 +218,29 @@ def test_random_uniform(shape, target, source):
 
 
 @relaxed
+@given(st.lists(shapes, min_size=1, max_size=3), shapes)
+def test_cond_switch_and_merge(branches, pred):
+    """A v1 cond's Switch (the predicate must be a scalar) and Merge (the dims all agree on)."""
+    g = Graph()
+    flag = g.placeholder(pred, 10)
+    sides = [g.node("Switch", [g.placeholder(s), flag], T=attr(type=FLOAT)) for s in branches]
+    g.node("Merge", [f"{side}:{i % 2}" for i, side in enumerate(sides)], T=attr(type=FLOAT),
+           N=attr(i=len(sides)))
+    assert_agrees(g)
+
+
+@relaxed
+@given(rank4, st.lists(shapes, min_size=4, max_size=4), st.booleans(),
+       st.sampled_from(["FusedBatchNormV3", "FusedBatchNorm"]), st.sampled_from(["NHWC", "NCHW"]))
+def test_fused_batch_norm(x, vectors, training, op, fmt):
+    g = Graph()
+    extra = {"U": attr(type=FLOAT)} if op == "FusedBatchNormV3" else {}
+    g.node(op, [g.placeholder(x), *[g.placeholder(v) for v in vectors]], T=attr(type=FLOAT),
+           is_training=attr(b=training), data_format=attr(s=fmt.encode()), **extra)
+    assert_agrees(g)
+
+
+@relaxed
 @given(shapes, shapes, shapes)
 def test_select(cond, then, other):
     g = Graph()
@@ -274,12 +297,13 @@ def test_every_op_with_a_shape_function_is_drawn_above():
              "Maximum", "Equal", "AddN", "Mean", "Sum", "Max", "MatMul", "Conv2D",
              "DepthwiseConv2dNative", "MaxPool", "AvgPool", "BiasAdd", "Reshape", "ConcatV2",
              "Pad", "ExpandDims", "PlaceholderWithDefault", "Placeholder", "Const",
-             "VarHandleOp", "ReadVariableOp", "RandomUniform", "SelectV2"}
+             "VarHandleOp", "ReadVariableOp", "RandomUniform", "SelectV2", "Switch", "Merge",
+             "FusedBatchNormV3", "FusedBatchNorm"}
     families = {"unary", "binary", "reduction", "unchanged", "softmax", "equal"}
     undrawn = {op for op, fn in FUNCTIONS.items() if op not in drawn and fn.__name__ not in
                families}
     assert undrawn <= {"If", "StatelessIf", "IdentityN", "VariableV2", "PadV2",
-                       "RandomStandardNormal"}, undrawn
+                       "RandomStandardNormal", "RefSwitch", "RefMerge", "FusedBatchNormV2"}, undrawn
 
 
 @pytest.mark.parametrize("kind", ["cnn_v1", "cnn_v2", "iris_resource"])
