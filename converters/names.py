@@ -162,6 +162,7 @@ def _fed(graph_def, users: dict[str, list[str]]) -> set[str]:
 def output_count(graph_def, node) -> int | None:
     """How many tensors `node` outputs, from its op's definition (a library function's
     signature or TensorFlow's op registry) and its attrs; None if that cannot be told."""
+    from graphfreeze.proto.ops import attr_value
     from graphfreeze.proto.ops import op_def as registered
 
     funcs = {f.signature.name: f.signature for f in graph_def.library.function}
@@ -172,9 +173,7 @@ def output_count(graph_def, node) -> int | None:
     for arg in op_def.output_arg:
         if arg.number_attr or arg.type_list_attr:
             key = arg.number_attr or arg.type_list_attr
-            value = node.attr[key] if key in node.attr else next(
-                (a.default_value for a in op_def.attr if a.name == key and
-                 a.HasField("default_value")), None)
+            value = attr_value(node, op_def, key)
             if value is None:
                 return None
             total += value.i if arg.number_attr else len(value.list.type)

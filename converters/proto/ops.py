@@ -27,6 +27,14 @@ def versions() -> dict:
     return json.loads((HERE / "registry.json").read_text())
 
 
+def attr_value(node, op_def, name: str):
+    """The AttrValue `name` of `node`, else its op's default (None: neither)."""
+    if name in node.attr:
+        return node.attr[name]
+    return next((a.default_value for a in op_def.attr if a.name == name and
+                 a.HasField("default_value")), None)
+
+
 def op_def(op: str):
     """The OpDef of op type `op` (None: not defined): TensorFlow's live registry once TensorFlow
     is imported (it may have loaded op libraries since), else the snapshot."""

@@ -3,7 +3,8 @@ table of shape functions by op type."""
 
 from __future__ import annotations
 
-from graphfreeze.graph.shapes.dims import ShapeError, Unsupported
+from graphfreeze.graph.shapes.dims import ShapeError, Unsupported, with_rank
+from graphfreeze.proto.ops import attr_value
 
 FUNCTIONS: dict = {}  # op type -> function(Context) -> [output shape, ...]
 
@@ -52,9 +53,7 @@ class Context:
 
     def attr(self, name: str):
         """The attr's value as Python (ints, strings, shapes, lists of those)."""
-        value = self.node.attr[name] if name in self.node.attr else next(
-            (a.default_value for a in self.op_def.attr if a.name == name and
-             a.HasField("default_value")), None)
+        value = attr_value(self.node, self.op_def, name)
         if value is None:
             raise Unsupported(f"attr {name} missing")
         kind = value.WhichOneof("value")
@@ -81,8 +80,6 @@ class Context:
 
     def shape_tensor(self, index: int):
         """MakeShapeFromShapeTensor: the shape the vector input `index` holds (-1: unknown)."""
-        from graphfreeze.graph.shapes.dims import with_rank
-
         shape = with_rank(self.shapes[index], 1)
         value = self._values[index]()
         if isinstance(value, PartialShape):

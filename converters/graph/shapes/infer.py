@@ -11,6 +11,7 @@ from graphfreeze.graph.shapes import array, math, nn, resources  # noqa: F401 (r
 from graphfreeze.graph.shapes.context import FUNCTIONS, Context, PartialShape, shape_of
 from graphfreeze.graph.shapes.dims import ShapeError, Unsupported, merge, text
 from graphfreeze.proto import dtypes
+from graphfreeze.proto.ops import attr_value
 
 _NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_./-]*(>[A-Za-z0-9.][A-Za-z0-9_./-]*)*\Z")
 _KNOWN_NOTHING = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "VarHandleOp",
@@ -41,8 +42,8 @@ def infer(graph_def, wanted: list[str] | None = None) -> dict:
         sources = [split_tensor(i) for i in node.input if not i.startswith("^")]
         _check_node(node, names)
         op_def = _op_def(node.op)
-        attr = _Attrs(node, op_def)
-        expected, outputs = _types(op_def.input_arg, attr), _types(op_def.output_arg, attr)
+        expected, outputs = (_types(args, node, op_def) for args in (op_def.input_arg,
+                                                                       op_def.output_arg))
         if len(expected) != len(sources):
             raise Unsupported("input count")
         got = []
@@ -126,22 +127,14 @@ def _op_def(op: str):
     return found
 
 
-class _Attrs:
-    """A node's attr values by name, defaults from its OpDef."""
-
-    def __init__(self, node, op_def):
-        self.node, self.defaults = node, {a.name: a.default_value for a in op_def.attr
-                                          if a.HasField("default_value")}
-
-    def __call__(self, name: str):
-        value = self.node.attr[name] if name in self.node.attr else self.defaults.get(name)
+def _types(args, node, op_def) -> list[int]:
+    """The dtypes of an OpDef's inputs or outputs on `node`, one per tensor (refs + 100)."""
+    def attr(name: str):
+        value = attr_value(node, op_def, name)
         if value is None:
             raise Unsupported(f"attr {name}")
         return value
 
-
-def _types(args, attr) -> list[int]:
-    """The dtypes of an OpDef's inputs or outputs on this node, one per tensor (refs + 100)."""
     out = []
     for arg in args:
         if arg.type_list_attr:
