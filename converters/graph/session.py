@@ -3,9 +3,13 @@ no graph optimizer).
 
 Those rewrite passes copy the whole graph several times (hundreds of MB for a ResNet) and change
 nothing we compare: we run a graph to evaluate constants or to check outputs, not to serve it.
+`run_graph_def` runs through TensorFlow's C API where it can (`c_session`: the same session,
+without `import tensorflow`), else through its Python API.
 """
 
 from __future__ import annotations
+
+import sys
 
 
 def lean_config():
@@ -29,13 +33,28 @@ def import_graph(graph_def):
     return graph
 
 
-def run_graph_def(graph_def, feeds: dict, fetches: list[str]) -> list:
-    """Import `graph_def` into a fresh graph and run `fetches` (its lookup tables filled
-    first: `init_all_tables`, fed what it reads)."""
+def run_graph_def(graph_def, feeds: dict, fetches: list[str], first: tuple[str, ...] = ()) -> list:
+    """Import `graph_def` into a fresh graph, run the ops named in `first` (a checkpoint's
+    restores) and its lookup tables' `init_all_tables`, fed `feeds`, then `fetches`."""
+    from graphfreeze.graph import c_session
+    from graphfreeze.graph.tables import init_node
+
+    init = init_node(graph_def)
+    first = (*first, init) if init else tuple(first)
+    try:
+        return c_session.run(graph_def, feeds, fetches, first)
+    except c_session.Unsupported:
+        pass  # TensorFlow's Python API runs it, and says any error in its words
     import tensorflow as tf
-    from graphfreeze.graph.tables import run_init
 
     graph = import_graph(graph_def)
     with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
-        run_init(sess, graph, feeds)
+        if first:
+            sess.run([graph.get_operation_by_name(name) for name in first], feeds or None)
         return sess.run(fetches, feeds)
+
+
+def is_run_error(err: BaseException) -> bool:
+    """Whether `err` is TensorFlow's error for a graph that fails as it runs (an OpError)."""
+    tf = sys.modules.get("tensorflow")
+    return tf is not None and isinstance(err, tf.errors.OpError)

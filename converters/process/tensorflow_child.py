@@ -3,7 +3,8 @@
 A checkpoint or frozen graph frozen to a `.pb` is read, frozen and written on the floor (protobuf
 and numpy); what needs TensorFlow itself (the importer's check of the graph, shape inference of
 its outputs, verification's runs of the original and of the artifact) goes to one child process
-started at once, which imports TensorFlow while this one works. `call`/`submit` run a function
+started at once, which loads TensorFlow while this one works: its C library, which runs the
+graphs (`graph.c_session`), and its Python API when a call needs it (the importer's check). `call`/`submit` run a function
 there while this process has not imported TensorFlow, else here: the same function, the same
 result, either way.
 
@@ -14,6 +15,7 @@ over its stdin and a copy of its stdout (its own stdout goes to stderr), one at 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import pickle
@@ -21,11 +23,12 @@ import queue
 import sys
 import threading
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 KEY = "tensorflow_child"
 # the child's program; the working directory (the model's folder) is not on its import path
 _MAIN = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-         "from graphfreeze.process.tensorflow_child import serve; serve()")
+         "from graphfreeze.process.tensorflow_child import serve; serve({python})")
 
 
 class _Pickler(pickle.Pickler):
@@ -53,15 +56,17 @@ def _message(full_name: str, data: bytes):
 
 
 class Child:
-    """One child process that imports TensorFlow at once, then runs the calls sent to it.
+    """One child process that loads TensorFlow at once, then runs the calls sent to it:
+    TensorFlow's C library for the graphs it runs (`graph.c_session`), and its Python API at
+    once if `python` (a run whose calls need it: a SavedModel's), else when a call imports it.
 
     Each message is a pickled (key, ok, payload) whose payload is pickled on its own, so a call
     or a result that does not unpickle fails that call alone."""
 
-    def __init__(self):
+    def __init__(self, python: bool = True):
         import subprocess
 
-        self._process = subprocess.Popen([sys.executable, "-c", _MAIN],
+        self._process = subprocess.Popen([sys.executable, "-c", _MAIN.format(python=python)],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._pending: dict[int, Future] = {}
         self._ended: str | None = None  # why calls fail at once (the child is gone)
@@ -142,15 +147,19 @@ class Child:
         self._process.wait()
 
 
-def start(memo: dict, now: bool = True) -> None:
+def start(memo: dict, now: bool = True, python: bool = True) -> None:
     """Start the child for this run (kept in its memo) unless TensorFlow is imported here; not
-    `now`: at the first call sent to it (a run that may need none)."""
+    `now`: at the first call sent to it (a run that may need none). `python`: it imports
+    TensorFlow's Python API at once (else only a call that needs it does)."""
     if "tensorflow" not in sys.modules and KEY not in memo:
-        memo[KEY] = Child() if now else _Later()
+        memo[KEY] = Child(python) if now else _Later(python)
 
 
+@dataclass(frozen=True)
 class _Later:
     """A child started by the first call sent to it."""
+
+    python: bool = True
 
 
 class _Stopped:
@@ -185,7 +194,7 @@ def submit(memo: dict, fn, *args) -> Future:
     at once; a Future either way."""
     child = _child(memo)
     if isinstance(child, _Later):
-        child = memo[KEY] = Child()
+        child = memo[KEY] = Child(child.python)
     if child is not None:
         return child.submit(fn, *args)
     done = Future()
@@ -201,9 +210,16 @@ def call(memo: dict, fn, *args):
     return submit(memo, fn, *args).result() if _child(memo) is not None else fn(*args)
 
 
-def serve() -> None:
-    """The child's loop: TensorFlow imported first, then the calls, two at a time (the
-    original's run and the artifact's overlap; TensorFlow releases the GIL as it runs)."""
+def python_imported() -> bool:
+    """Whether TensorFlow's Python API is imported (not still importing)."""
+    module = sys.modules.get("tensorflow")
+    return module is not None and not getattr(module.__spec__, "_initializing", False)
+
+
+def serve(python: bool = True) -> None:
+    """The child's loop: TensorFlow loaded first (its Python API too if `python`), then the
+    calls, two at a time (the original's run and the artifact's overlap; TensorFlow releases
+    the GIL as it runs)."""
     import signal
     from concurrent.futures import ThreadPoolExecutor
 
@@ -212,16 +228,23 @@ def serve() -> None:
     os.dup2(2, 1)  # what the calls print goes to stderr, never into the replies
     sys.stdout = sys.stderr
     import graphfreeze  # noqa: F401 -- the environment TensorFlow reads at import
-    from graphfreeze.process.quiet import import_tensorflow_quietly
+    from graphfreeze.graph import c_session
+    from graphfreeze.process.quiet import import_tensorflow_quietly, quiet_when_imported
 
-    import_tensorflow_quietly()
-    import tensorflow  # noqa: F401 -- with logs on (--debug), imported here
+    c_session.load()
+    if python:
+        import_tensorflow_quietly()
+        import tensorflow  # noqa: F401 -- with logs on (--debug), imported here
+    else:
+        quiet_when_imported()
     lock = threading.Lock()
+    gate = threading.Lock()  # two calls importing TensorFlow at once would deadlock
 
     def answer(key, call) -> None:
         try:
-            fn, args = pickle.loads(call)
-            reply = (True, fn(*args))
+            with contextlib.nullcontext() if python_imported() else gate:
+                fn, args = pickle.loads(call)
+                reply = (True, fn(*args))
         except BaseException as err:  # noqa: BLE001 -- the caller raises it
             reply = (False, err if not type(err).__module__.startswith("tensorflow") else
                      RuntimeError(f"{type(err).__name__}: {err}"))  # (no TensorFlow there)

@@ -222,30 +222,16 @@ class CheckpointModel:
 
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
         """Import `graph_def`, restore its variables from the checkpoint, run `fetches`."""
-        import tensorflow as tf
-        from graphfreeze.graph.session import import_graph, lean_config
+        from graphfreeze.graph.session import is_run_error, run_graph_def
+        from graphfreeze.sources.checkpoint_restore import restoring
 
-        graph = import_graph(graph_def)
-        with graph.as_default():
-            nodes = [n for n in graph_def.node if n.op in VARIABLE_OPS]
-            specs = [self.variables[n.name] for n in nodes]
-            values = tf.raw_ops.RestoreV2(prefix=reader_path(self.prefix),
-                                          tensor_names=[s.key for s in specs],
-                                          shape_and_slices=[s.slice for s in specs],
-                                          dtypes=[s.dtype for s in specs]) if specs else []
-            restores = []
-            for node, value in zip(nodes, values, strict=True):
-                target = graph.get_tensor_by_name(node.name + ":0")
-                if node.op == "VarHandleOp":
-                    restores.append(tf.raw_ops.AssignVariableOp(resource=target, value=value))
-                else:
-                    restores.append(tf.raw_ops.Assign(ref=target, value=value))
-        with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
-            try:
-                sess.run(restores)
-                return sess.run(fetches, feeds)
-            except tf.errors.OpError as err:
+        graph_def, assigns = restoring(graph_def, self.variables, reader_path(self.prefix))
+        try:
+            return run_graph_def(graph_def, feeds, fetches, first=assigns)
+        except Exception as err:
+            if is_run_error(err):
                 raise failed_run(self.graph_file, err) from err
+            raise
 
 
 @dataclass(frozen=True)

@@ -45,13 +45,14 @@ class FrozenModel:
 
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
         """The frozen graph is its own original: run it as given."""
-        import tensorflow as tf
-        from graphfreeze.graph.session import run_graph_def
+        from graphfreeze.graph.session import is_run_error, run_graph_def
 
         try:
             return run_graph_def(graph_def, feeds, fetches)
-        except tf.errors.OpError as err:
-            raise failed_run(self.graph_file, err) from err
+        except Exception as err:
+            if is_run_error(err):
+                raise failed_run(self.graph_file, err) from err
+            raise
 
 
 def failed_run(graph_file: str, err: BaseException) -> InputError:

@@ -24,7 +24,7 @@ def read(path: str, inputs, outputs, untrusted: bool):
     from google.protobuf import message
     from graphfreeze.errors import InputError
     from graphfreeze.io import storage
-    from tensorflow.core.framework import graph_pb2
+    from graphfreeze.proto.tf import graph_pb2
 
     graph_def = graph_pb2.GraphDef()
     try:
