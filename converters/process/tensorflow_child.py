@@ -4,9 +4,9 @@ A checkpoint or frozen graph frozen to a `.pb` is read, frozen and written on th
 and numpy); what needs TensorFlow itself (the importer's check of the graph, shape inference of
 its outputs, verification's runs of the original and of the artifact) goes to one child process
 started at once, which loads TensorFlow while this one works: its C library, which runs the
-graphs (`graph.c_session`), and its Python API when a call needs it (the importer's check). `call`/`submit` run a function
-there while this process has not imported TensorFlow, else here: the same function, the same
-result, either way.
+graphs (`graph.c_session`), and its Python API when a call needs it (the importer's check).
+`call`/`submit` run a function there while this process has not imported TensorFlow, else
+here: the same function, the same result, either way.
 
 The child runs `serve()` in a new interpreter: calls and results are pickled
 over its stdin and a copy of its stdout (its own stdout goes to stderr), one at a time, in order
