@@ -236,8 +236,7 @@ def execute(prepared: Prepared,
     interface = direct and prepared.source.interface(request.source, prepared.source_options,
                                                      request.unsafe)
     if (prepared.source.floor or interface and request.verify) and _floor(prepared.plans):
-        tensorflow_child.start(memo, now=request.verify,  # (else when first needed)
-                               python=not prepared.source.floor)  # (a SavedModel's run)
+        tensorflow_child.start(memo, now=request.verify)  # (else when first needed)
     try:
         written = _read_directly(prepared, direct, interface, memo, on_stage, on_commit) \
             if interface else None

@@ -43,6 +43,8 @@ _SIGNATURES = {
     "TF_GraphGetTensorShape": ([_P, _Output, ctypes.POINTER(_I64), _I, _P], None),
     "TF_NewSessionOptions": ([], _P), "TF_DeleteSessionOptions": ([_P], None),
     "TF_SetConfig": ([_P, ctypes.c_char_p, _S, _P], None), "TF_NewSession": ([_P, _P, _P], _P),
+    "TF_LoadSessionFromSavedModel": ([_P, _P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), _I,
+                                      _P, _P, _P], _P),
     "TF_CloseSession": ([_P, _P], None), "TF_DeleteSession": ([_P, _P], None),
     "TF_SessionRun": ([_P, _P, ctypes.POINTER(_Output), ctypes.POINTER(_P), _I,
                        ctypes.POINTER(_Output), ctypes.POINTER(_P), _I, ctypes.POINTER(_P), _I,
@@ -85,104 +87,150 @@ def load() -> bool:
 def run(graph_def, feeds: dict, fetches: list[str], first: tuple[str, ...] = ()) -> list:
     """Import `graph_def` (a GraphDef or its bytes), run the ops in `first` (fed `feeds`), then
     `fetches` fed `feeds`: what `tf.compat.v1.Session(config=lean_config())` returns."""
-    lib = _library()
-    if lib is None:
-        raise Unsupported("TensorFlow's C library is not loadable")
     data = graph_def if isinstance(graph_def, bytes) else graph_def.SerializeToString()
-    with _Resources(lib) as res:
-        graph = res.graph(data)
-        session = res.session(graph)
-        inputs = [res.feed(graph, name, value) for name, value in feeds.items()]
+    with Session.of_graph(data) as session:
         if first:
-            res.run(session, inputs, [], [res.operation(graph, name) for name in first])
-        outputs = [res.output(graph, name) for name in fetches]
-        for out in outputs:
-            if lib.TF_OperationOutputType(out) not in _NUMERIC:
-                raise Unsupported("a fetch is not numeric")
-        return res.run(session, inputs, outputs, [])
+            session.run(feeds, [], first)
+        return session.run(feeds, fetches)
 
 
-class _Resources:
-    """The C objects of one run, deleted at its end; a status that is not OK raises."""
+class Session:
+    """A TF_Graph and the TF_Session on it (`of_graph`, `of_saved_model`), deleted by close().
+    A status that is not OK raises Unsupported."""
 
-    def __init__(self, lib):
-        self.lib, self.status, self.tensors = lib, lib.TF_NewStatus(), []
-        self.graph_ptr = self.session_ptr = None
+    def __init__(self):
+        self.lib = _library()
+        if self.lib is None:
+            raise Unsupported("TensorFlow's C library is not loadable")
+        self.status, self.graph, self.session = self.lib.TF_NewStatus(), self.lib.TF_NewGraph(), None
+
+    @classmethod
+    def of_graph(cls, data: bytes, config: bytes = LEAN_CONFIG) -> Session:
+        self = cls()
+        lib = self.lib
+        buffer, options = lib.TF_NewBufferFromString(data, len(data)), \
+            lib.TF_NewImportGraphDefOptions()
+        try:
+            lib.TF_GraphImportGraphDef(self.graph, buffer, options, self.status)
+            self._check()
+            self._new_session(lambda opts: lib.TF_NewSession(self.graph, opts, self.status),
+                              config)
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            lib.TF_DeleteImportGraphDefOptions(options)
+            lib.TF_DeleteBuffer(buffer)
+        return self
+
+    @classmethod
+    def of_saved_model(cls, folder: str, tag: str, config: bytes) -> Session:
+        """The SavedModel in `folder` as TensorFlow's C++ loader loads it (TF1's loader, the
+        one TensorFlow Serving uses): its graph, its variables restored, its init op run."""
+        self = cls()
+        lib = self.lib
+        tags = (ctypes.c_char_p * 1)(tag.encode())
+        try:
+            self._new_session(lambda opts: lib.TF_LoadSessionFromSavedModel(
+                opts, None, folder.encode(), tags, 1, self.graph, None, self.status), config)
+        except BaseException:
+            self.close()
+            raise
+        return self
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
         lib = self.lib
-        if self.session_ptr:
-            lib.TF_CloseSession(self.session_ptr, self.status)
-            lib.TF_DeleteSession(self.session_ptr, self.status)
-        if self.graph_ptr:
-            lib.TF_DeleteGraph(self.graph_ptr)
-        for tensor in self.tensors:
-            lib.TF_DeleteTensor(tensor)
-        lib.TF_DeleteStatus(self.status)
+        if self.session:
+            lib.TF_CloseSession(self.session, self.status)
+            lib.TF_DeleteSession(self.session, self.status)
+            self.session = None
+        if self.graph:
+            lib.TF_DeleteGraph(self.graph)
+            self.graph = None
+        if self.status:
+            lib.TF_DeleteStatus(self.status)
+            self.status = None
 
-    def check(self) -> None:
-        if self.lib.TF_GetCode(self.status):
-            raise Unsupported(self.lib.TF_Message(self.status).decode(errors="replace"))
+    def _check(self, status=None) -> None:
+        status = status or self.status
+        if self.lib.TF_GetCode(status):
+            raise Unsupported(self.lib.TF_Message(status).decode(errors="replace"))
 
-    def graph(self, data: bytes):
-        lib = self.lib
-        self.graph_ptr = lib.TF_NewGraph()
-        buffer, options = lib.TF_NewBufferFromString(data, len(data)), \
-            lib.TF_NewImportGraphDefOptions()
-        try:
-            lib.TF_GraphImportGraphDef(self.graph_ptr, buffer, options, self.status)
-        finally:
-            lib.TF_DeleteImportGraphDefOptions(options)
-            lib.TF_DeleteBuffer(buffer)
-        self.check()
-        return self.graph_ptr
-
-    def session(self, graph):
+    def _new_session(self, make, config: bytes) -> None:
         lib = self.lib
         options = lib.TF_NewSessionOptions()
         try:
-            lib.TF_SetConfig(options, LEAN_CONFIG, len(LEAN_CONFIG), self.status)
-            self.check()
-            self.session_ptr = lib.TF_NewSession(graph, options, self.status)
+            lib.TF_SetConfig(options, config, len(config), self.status)
+            self._check()
+            self.session = make(options)
         finally:
             lib.TF_DeleteSessionOptions(options)
-        self.check()
-        return self.session_ptr
+        self._check()
 
-    def operation(self, graph, name: str):
-        found = self.lib.TF_GraphOperationByName(graph, name.encode())
+    def run(self, feeds: dict, fetches: list[str], targets: tuple[str, ...] = ()) -> list:
+        """`fetches` (tensor names) after running `targets` (op names), fed `feeds`; each call
+        has its own status, so threads may share the session."""
+        lib = self.lib
+        status, tensors = lib.TF_NewStatus(), []
+        try:
+            inputs = [self._feed(name, value, status, tensors) for name, value in feeds.items()]
+            outputs = [self._output(name) for name in fetches]
+            if any(lib.TF_OperationOutputType(out) not in _NUMERIC for out in outputs):
+                raise Unsupported("a fetch is not numeric")
+            ops = [self._operation(name) for name in targets]
+            fed = (_Output * max(len(inputs), 1))(*(out for out, _ in inputs))
+            values = (_P * max(len(inputs), 1))(*(tensor for _, tensor in inputs))
+            wanted = (_Output * max(len(outputs), 1))(*outputs)
+            results = (_P * max(len(outputs), 1))()
+            lib.TF_SessionRun(self.session, None, fed, values, len(inputs), wanted, results,
+                              len(outputs), (_P * max(len(ops), 1))(*ops), len(ops), None,
+                              status)
+            got = [results[i] for i in range(len(outputs))]
+            tensors.extend(t for t in got if t)
+            self._check(status)
+            return [self._array(tensor) for tensor in got]
+        finally:
+            for tensor in tensors:
+                lib.TF_DeleteTensor(tensor)
+            lib.TF_DeleteStatus(status)
+
+    def _operation(self, name: str):
+        found = self.lib.TF_GraphOperationByName(self.graph, name.encode())
         if not found:
             raise Unsupported(f"no operation {name}")
         return found
 
-    def output(self, graph, tensor: str) -> _Output:
+    def _output(self, tensor: str) -> _Output:
         name, index = split_tensor(tensor)
-        oper = self.operation(graph, name)
+        oper = self._operation(name)
         if not 0 <= index < self.lib.TF_OperationNumOutputs(oper):
             raise Unsupported(f"no tensor {tensor}")
         return _Output(oper, index)
 
-    def feed(self, graph, name: str, value) -> tuple[_Output, int]:
+    def _feed(self, name: str, value, status, tensors: list) -> tuple[_Output, int]:
         """(output, tensor): `value` as the client casts a feed (to the tensor's dtype), checked
         against the tensor's static shape as the client checks it."""
         import numpy as np
         from graphfreeze.proto.dtypes import numpy_dtype
 
         lib = self.lib
-        out = self.output(graph, name)
+        out = self._output(name)
         dtype = lib.TF_OperationOutputType(out)
         if dtype not in _NUMERIC:
             raise Unsupported(f"feed {name} is not numeric")
         array = np.asarray(value, dtype=numpy_dtype(dtype), order="C")
-        rank = lib.TF_GraphGetTensorNumDims(graph, out, self.status)
-        self.check()
+        rank = lib.TF_GraphGetTensorNumDims(self.graph, out, status)
+        self._check(status)
         if rank >= 0:
             dims = (_I64 * max(rank, 1))()
-            lib.TF_GraphGetTensorShape(graph, out, dims, rank, self.status)
-            self.check()
+            lib.TF_GraphGetTensorShape(self.graph, out, dims, rank, status)
+            self._check(status)
             if array.ndim != rank or any(d >= 0 and d != s for d, s in zip(dims[:rank], array.shape,
                                                                            strict=True)):
                 raise Unsupported(f"feed {name} has another shape")
@@ -190,26 +238,12 @@ class _Resources:
         tensor = lib.TF_AllocateTensor(dtype, shape, array.ndim, array.nbytes)
         if not tensor:
             raise Unsupported("no memory for a feed")
-        self.tensors.append(tensor)
+        tensors.append(tensor)
         if array.nbytes:
             ctypes.memmove(lib.TF_TensorData(tensor), array.ctypes.data, array.nbytes)
         return out, tensor
 
-    def run(self, session, inputs: list, outputs: list, targets: list) -> list:
-        lib = self.lib
-        fed = (_Output * max(len(inputs), 1))(*(out for out, _ in inputs))
-        values = (_P * max(len(inputs), 1))(*(tensor for _, tensor in inputs))
-        wanted = (_Output * max(len(outputs), 1))(*outputs)
-        results = (_P * max(len(outputs), 1))()
-        ops = (_P * max(len(targets), 1))(*targets)
-        lib.TF_SessionRun(session, None, fed, values, len(inputs), wanted, results, len(outputs),
-                          ops, len(targets), None, self.status)
-        got = [results[i] for i in range(len(outputs))]
-        self.tensors.extend(t for t in got if t)
-        self.check()
-        return [self.array(tensor) for tensor in got]
-
-    def array(self, tensor):
+    def _array(self, tensor):
         """The tensor's value as the Python client gives it (a numpy scalar for a scalar)."""
         import numpy as np
         from graphfreeze.proto.dtypes import numpy_dtype

@@ -23,12 +23,11 @@ import queue
 import sys
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass
 
 KEY = "tensorflow_child"
 # the child's program; the working directory (the model's folder) is not on its import path
 _MAIN = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-         "from graphfreeze.process.tensorflow_child import serve; serve({python})")
+         "from graphfreeze.process.tensorflow_child import serve; serve()")
 
 
 class _Pickler(pickle.Pickler):
@@ -56,17 +55,17 @@ def _message(full_name: str, data: bytes):
 
 
 class Child:
-    """One child process that loads TensorFlow at once, then runs the calls sent to it:
-    TensorFlow's C library for the graphs it runs (`graph.c_session`), and its Python API at
-    once if `python` (a run whose calls need it: a SavedModel's), else when a call imports it.
+    """One child process that loads TensorFlow's C library at once (the graphs it runs go
+    through it: `graph.c_session`), its Python API when a call imports it, and runs the calls
+    sent to it.
 
     Each message is a pickled (key, ok, payload) whose payload is pickled on its own, so a call
     or a result that does not unpickle fails that call alone."""
 
-    def __init__(self, python: bool = True):
+    def __init__(self):
         import subprocess
 
-        self._process = subprocess.Popen([sys.executable, "-c", _MAIN.format(python=python)],
+        self._process = subprocess.Popen([sys.executable, "-c", _MAIN],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._pending: dict[int, Future] = {}
         self._ended: str | None = None  # why calls fail at once (the child is gone)
@@ -147,19 +146,15 @@ class Child:
         self._process.wait()
 
 
-def start(memo: dict, now: bool = True, python: bool = True) -> None:
+def start(memo: dict, now: bool = True) -> None:
     """Start the child for this run (kept in its memo) unless TensorFlow is imported here; not
-    `now`: at the first call sent to it (a run that may need none). `python`: it imports
-    TensorFlow's Python API at once (else only a call that needs it does)."""
+    `now`: at the first call sent to it (a run that may need none)."""
     if "tensorflow" not in sys.modules and KEY not in memo:
-        memo[KEY] = Child(python) if now else _Later(python)
+        memo[KEY] = Child() if now else _Later()
 
 
-@dataclass(frozen=True)
 class _Later:
     """A child started by the first call sent to it."""
-
-    python: bool = True
 
 
 class _Stopped:
@@ -194,7 +189,7 @@ def submit(memo: dict, fn, *args) -> Future:
     at once; a Future either way."""
     child = _child(memo)
     if isinstance(child, _Later):
-        child = memo[KEY] = Child(child.python)
+        child = memo[KEY] = Child()
     if child is not None:
         return child.submit(fn, *args)
     done = Future()
@@ -216,10 +211,10 @@ def python_imported() -> bool:
     return module is not None and not getattr(module.__spec__, "_initializing", False)
 
 
-def serve(python: bool = True) -> None:
-    """The child's loop: TensorFlow loaded first (its Python API too if `python`), then the
-    calls, two at a time (the original's run and the artifact's overlap; TensorFlow releases
-    the GIL as it runs)."""
+def serve() -> None:
+    """The child's loop: TensorFlow's C library loaded first, then the calls, two at a time
+    (the original's run and the artifact's overlap; TensorFlow releases the GIL as it runs);
+    one at a time until TensorFlow's Python API is imported, if a call imports it."""
     import signal
     from concurrent.futures import ThreadPoolExecutor
 
@@ -229,14 +224,10 @@ def serve(python: bool = True) -> None:
     sys.stdout = sys.stderr
     import graphfreeze  # noqa: F401 -- the environment TensorFlow reads at import
     from graphfreeze.graph import c_session
-    from graphfreeze.process.quiet import import_tensorflow_quietly, quiet_when_imported
+    from graphfreeze.process.quiet import quiet_when_imported
 
+    quiet_when_imported()
     c_session.load()
-    if python:
-        import_tensorflow_quietly()
-        import tensorflow  # noqa: F401 -- with logs on (--debug), imported here
-    else:
-        quiet_when_imported()
     lock = threading.Lock()
     gate = threading.Lock()  # two calls importing TensorFlow at once would deadlock
 

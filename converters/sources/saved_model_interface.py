@@ -6,7 +6,9 @@ Its graph is the signature's interface only: a Placeholder per input key and one
 the sidecar's inputs and outputs and verification's seeded inputs come from it. Its reference,
 run in the run's TensorFlow child, is the signature itself, loaded with TensorFlow's TF1
 SavedModel loader (what TensorFlow Serving does: the saved graph and its restore op, in a
-few tenths of a second where `tf.saved_model.load` rebuilds every function in Python).
+few tenths of a second where `tf.saved_model.load` rebuilds every function in Python): its C++
+loader through TensorFlow's C API (`graph.c_session`, no `import tensorflow`), else its Python
+loader.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ from graphfreeze.tensors import TensorInfo
 
 NODE_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\-]*")  # what the frozen graph's nodes take
 _LOCK = threading.Lock()
-_LOADED: dict = {}  # the last run's (token, session, signature_defs): loaded once per run
+_LOADED: dict = {}  # the last run's (token, run): loaded once per run
+# tf.compat.v1.ConfigProto with grappler's meta optimizer off (its passes cost ~0.5 s and
+# change nothing compared), serialized (a test compares)
+CONFIG = bytes.fromhex("52055203980101")
 
 
 class SignatureModel(FrozenModel):
@@ -38,6 +43,7 @@ class SignatureModel(FrozenModel):
         super().__init__(folder, storage.join(folder, "saved_model.pb"), interface_graph(sig),
                          sorted(sig.inputs), sorted(sig.outputs))
         self.tag, self.signature = tag, signature
+        self.tensors = {k: t.name for k, t in (*sig.inputs.items(), *sig.outputs.items())}
         self.stored_graph = meta.graph_def  # what the files hold, functions included
         self.token = uuid.uuid4().hex  # this run's: a later run loads the files again
 
@@ -60,14 +66,19 @@ class SignatureModel(FrozenModel):
 
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
         """The signature on `feeds` (named `key:0`), fetching `key:0` outputs."""
-        import tensorflow as tf
+        from graphfreeze.graph import c_session
+        from graphfreeze.graph.session import is_run_error
 
-        session, sig = _loaded(self, self.graph_file)
+        feeds = {self.tensors[k.rsplit(":", 1)[0]]: v for k, v in feeds.items()}
+        fetches = [self.tensors[f.rsplit(":", 1)[0]] for f in fetches]
         try:
-            return session.run([sig.outputs[f.rsplit(":", 1)[0]].name for f in fetches],
-                               {sig.inputs[k.rsplit(":", 1)[0]].name: v for k, v in feeds.items()})
-        except tf.errors.OpError as err:
-            raise failed_run(self.graph_file, err) from err
+            return _loaded(self, self.graph_file)(feeds, fetches)
+        except c_session.Unsupported:  # TensorFlow's Python loader, which says why in its words
+            return _loaded(self, self.graph_file, python=True)(feeds, fetches)
+        except Exception as err:
+            if is_run_error(err):
+                raise failed_run(self.graph_file, err) from err
+            raise
 
 
 def read_as_is(meta, signature: str) -> bool:
@@ -114,30 +125,37 @@ def interface_graph(sig):
     return graph_def
 
 
-def _loaded(model: SignatureModel, where: str):
-    """(session, the signature's SignatureDef) of the model's SavedModel, loaded once per run
-    (the session of an earlier run closed)."""
+def _loaded(model: SignatureModel, where: str, python: bool = False):
+    """run(feeds, fetches) of the model's SavedModel, loaded once per run (the session of an
+    earlier run closed): by the C API unless `python` (or loaded so already)."""
     with _LOCK:  # (the child runs two calls at a time)
-        return _load(model, where)
+        if _LOADED.get("token") != model.token or python and not _LOADED["python"]:
+            if _LOADED:
+                _LOADED.pop("close")()
+                _LOADED.clear()
+            session = _load_python(model, where) if python else _load_c(model)
+            _LOADED.update(token=model.token, python=python, **session)
+        return _LOADED["run"]
 
 
-def _load(model: SignatureModel, where: str):
-    if _LOADED.get("token") != model.token:
-        import tensorflow as tf
+def _load_c(model: SignatureModel) -> dict:
+    from graphfreeze.graph import c_session
 
-        if _LOADED:
-            _LOADED.pop("session").close()
-            _LOADED.clear()
-        graph = tf.Graph()
-        config = tf.compat.v1.ConfigProto()  # the graph as saved, op by op: grappler's passes
-        config.graph_options.rewrite_options.disable_meta_optimizer = True  # cost ~0.5 s
-        session = tf.compat.v1.Session(graph=graph, config=config)
-        try:
-            with graph.as_default():
-                meta = tf.compat.v1.saved_model.loader.load(session, [model.tag], model.location)
-        except Exception as err:  # a graph TF1's loader cannot restore: the full path is taken
-            session.close()
-            raise InputError(f"{where}: TensorFlow's SavedModel loader cannot load it "
-                             f"({first_line(err)})") from err
-        _LOADED.update(token=model.token, session=session, signatures=meta.signature_def)
-    return _LOADED["session"], _LOADED["signatures"][model.signature]
+    session = c_session.Session.of_saved_model(model.location, model.tag, CONFIG)
+    return {"run": session.run, "close": session.close}
+
+
+def _load_python(model: SignatureModel, where: str) -> dict:
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    config = tf.compat.v1.ConfigProto.FromString(CONFIG)
+    session = tf.compat.v1.Session(graph=graph, config=config)
+    try:
+        with graph.as_default():
+            tf.compat.v1.saved_model.loader.load(session, [model.tag], model.location)
+    except Exception as err:  # a graph TF1's loader cannot restore: the full path is taken
+        session.close()
+        raise InputError(f"{where}: TensorFlow's SavedModel loader cannot load it "
+                         f"({first_line(err)})") from err
+    return {"run": lambda feeds, fetches: session.run(fetches, feeds), "close": session.close}

@@ -144,7 +144,7 @@ def test_close_does_not_wait_for_the_import():
 
 
 def test_the_graphs_run_without_the_python_api_until_a_call_needs_it(samples):
-    """A child for a checkpoint's run (python=False) runs the original through TensorFlow's C
+    """A child runs the original through TensorFlow's C
     API, with the numbers of a run here; the importer's check then imports TensorFlow there."""
     import numpy as np
     from graphfreeze.graph.checks.validate_values import check_import
@@ -154,7 +154,7 @@ def test_the_graphs_run_without_the_python_api_until_a_call_needs_it(samples):
     model = CheckpointModel(str(samples / "cnn_v2" / "model.ckpt-200"))
     graph_def = inference_subgraph(model.graph_def, ["probs"], [])
     feeds = {"images:0": np.random.default_rng(0).standard_normal((2, 16, 16, 3), np.float32)}
-    child = Child(python=False)
+    child = Child()
     try:
         got = child.submit(model.run_reference, graph_def, feeds, ["probs:0"]).result()
         assert child.submit(tensorflow_child.python_imported).result() is False

@@ -66,9 +66,44 @@ def test_each_run_loads_the_files_again(source_cases):
     runs = [SignatureModel(folder, meta, "serve", "serving_default") for _ in range(2)]
     feeds = {"alpha:0": np.ones((2, 3), np.float32), "zeta:0": np.ones((2, 4), np.float32)}
     first = runs[0].run_reference(None, feeds, ["out:0"])
-    session = saved_model_interface._LOADED["session"]
+    session = saved_model_interface._LOADED["close"].__self__
     second = runs[1].run_reference(None, feeds, ["out:0"])
-    assert saved_model_interface._LOADED["session"] is not session and session._closed
+    assert saved_model_interface._LOADED["close"].__self__ is not session
+    assert session.session is None  # closed
     np.testing.assert_allclose(first[0], second[0])
     weights = np.arange(12, dtype=np.float32).reshape(4, 3) / 10  # models/source_cases.py
     np.testing.assert_allclose(first[0], np.ones((2, 4)) @ weights + 1, rtol=1e-6)
+
+
+def test_the_config_is_tensorflows():
+    import tensorflow as tf
+
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    assert saved_model_interface.CONFIG == config.SerializeToString(deterministic=True)
+
+
+def test_the_c_apis_loader_runs_what_the_python_loader_runs(source_cases, other_samples):
+    """TensorFlow's C++ SavedModel loader through the C API (what the reference uses) and its
+    Python TF1 loader (the fallback): the same outputs, bit for bit, on TF1 and TF2
+    SavedModels."""
+    import numpy as np
+    from graphfreeze.tensors import sample_inputs
+
+    for folder in (source_cases / "two_inputs_savedmodel", other_samples / "tf1_savedmodel",
+                   other_samples / "tf2_savedmodel"):
+        model = SignatureModel(str(folder), _meta(folder), "serve", "serving_default")
+        inputs, outputs = model.infos()
+        feeds = {model.tensors[i.name[:-2]]: v for i, v in zip(
+            inputs, sample_inputs(inputs, 3, 0).values(), strict=True)}
+        fetches = [model.tensors[o.name[:-2]] for o in outputs]
+        loaded_c = saved_model_interface._load_c(model)
+        loaded_python = saved_model_interface._load_python(model, str(folder))
+        try:
+            got, want = loaded_c["run"](feeds, fetches), loaded_python["run"](feeds, fetches)
+        finally:
+            loaded_c["close"]()
+            loaded_python["close"]()
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
