@@ -24,7 +24,8 @@ def serialize_chunks(graph_def, nodes=None):
     """
     for node in graph_def.node if nodes is None else nodes:
         data = node.SerializeToString(deterministic=True)
-        yield b"\x0a" + _varint(len(data)) + data
+        yield b"\x0a" + _varint(len(data))  # (not joined: a node may hold 100 MB of weights)
+        yield data
     if graph_def.HasField("library"):
         data = graph_def.library.SerializeToString(deterministic=True)
         yield b"\x12" + _varint(len(data)) + data

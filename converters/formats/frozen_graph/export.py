@@ -28,7 +28,7 @@ def run(state, options: FrozenGraphOptions):
     graph_def = state.graph_def
     too_big = OutputError(f"{state.output_path}: the frozen graph is over the 2 GiB limit of one "
                           "protobuf (its weights are constants); use the server or onnx target")
-    if sum(len(n.attr["value"].tensor.tensor_content) for n in graph_def.node
+    if sum(n.attr["value"].tensor.ByteSize() for n in graph_def.node  # (no copy of the bytes)
            if is_big_const(n)) > options.max_bytes:
         raise too_big  # before writing anything; the exact size is checked as it streams
     check_public_ops(graph_def)
