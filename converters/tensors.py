@@ -65,8 +65,17 @@ def _inferred_here(graph_def, refs) -> tuple[TensorInfo, ...] | None:
 
 def _inferred(first, plain, refs) -> tuple[TensorInfo, ...]:
     """tensor_infos on the skeleton `first`, or (a reader needs the stand-in's own shape)
-    `plain`."""
+    `plain`: imported through TensorFlow's C API, else its Python API."""
+    from graphfreeze.graph import c_session
     from graphfreeze.graph.session import import_graph
+    from graphfreeze.proto.dtypes import name
+
+    try:
+        with c_session.imported(first) as graph:
+            return tuple(TensorInfo(ref.name, name(dtype), shape) for ref in refs
+                         for dtype, shape in [graph.tensor_type(ref.name)])
+    except c_session.Unsupported:
+        pass  # what the Python API does, in its words
 
     try:
         graph = import_graph(first)

@@ -39,6 +39,8 @@ _SIGNATURES = {
     "TF_GraphImportGraphDef": ([_P, _P, _P, _P], None),
     "TF_GraphOperationByName": ([_P, ctypes.c_char_p], _P),
     "TF_OperationNumOutputs": ([_P], _I), "TF_OperationOutputType": ([_Output], _I),
+    "TF_GraphNextOperation": ([_P, ctypes.POINTER(_S)], _P),
+    "TF_OperationName": ([_P], ctypes.c_char_p),
     "TF_GraphGetTensorNumDims": ([_P, _Output, _P], _I),
     "TF_GraphGetTensorShape": ([_P, _Output, ctypes.POINTER(_I64), _I, _P], None),
     "TF_NewSessionOptions": ([], _P), "TF_DeleteSessionOptions": ([_P], None),
@@ -94,6 +96,25 @@ def run(graph_def, feeds: dict, fetches: list[str], first: tuple[str, ...] = ())
         return session.run(feeds, fetches)
 
 
+def imported(graph_def) -> Session:
+    """A session-less Session of `graph_def` as `tf.graph_util.import_graph_def` takes it:
+    TensorFlow's importer, and what its Python API checks itself (each `_class` attr a list of
+    text; a device string is left to it)."""
+    for node in graph_def.node:
+        if node.device:
+            raise Unsupported("a device")
+        if "_class" in node.attr:
+            value = node.attr["_class"]
+            if value.WhichOneof("value") != "list" or any(
+                    f.name != "s" for f, _ in value.list.ListFields()):
+                raise Unsupported("a _class attr that is not a list of strings")
+            try:
+                [entry.decode() for entry in value.list.s]
+            except UnicodeDecodeError as err:
+                raise Unsupported("a _class attr that is not text") from err
+    return Session.of_graph(graph_def.SerializeToString(), run=False)
+
+
 class Session:
     """A TF_Graph and the TF_Session on it (`of_graph`, `of_saved_model`), deleted by close().
     A status that is not OK raises Unsupported."""
@@ -105,7 +126,9 @@ class Session:
         self.status, self.graph, self.session = self.lib.TF_NewStatus(), self.lib.TF_NewGraph(), None
 
     @classmethod
-    def of_graph(cls, data: bytes, config: bytes = LEAN_CONFIG) -> Session:
+    def of_graph(cls, data: bytes, config: bytes = LEAN_CONFIG, run: bool = True) -> Session:
+        """`data` (a serialized GraphDef) as TensorFlow's importer takes it (its checks, its
+        shape inference); with a session to `run` it."""
         self = cls()
         lib = self.lib
         buffer, options = lib.TF_NewBufferFromString(data, len(data)), \
@@ -113,8 +136,9 @@ class Session:
         try:
             lib.TF_GraphImportGraphDef(self.graph, buffer, options, self.status)
             self._check()
-            self._new_session(lambda opts: lib.TF_NewSession(self.graph, opts, self.status),
-                              config)
+            if run:
+                self._new_session(lambda opts: lib.TF_NewSession(self.graph, opts, self.status),
+                                  config)
         except BaseException:
             self.close()
             raise
@@ -199,6 +223,33 @@ class Session:
             for tensor in tensors:
                 lib.TF_DeleteTensor(tensor)
             lib.TF_DeleteStatus(status)
+
+    def operations(self) -> list[str]:
+        """The graph's operation names, in the order TensorFlow holds them."""
+        position, names = _S(0), []
+        while found := self.lib.TF_GraphNextOperation(self.graph, ctypes.byref(position)):
+            names.append(self.lib.TF_OperationName(found).decode())
+        return names
+
+    def tensor_type(self, tensor: str) -> tuple[int, tuple[int | None, ...] | None]:
+        """(DataType value, static shape: None if the rank is unknown) TensorFlow's shape
+        inference gave `tensor` ("node:index") on import."""
+        lib, out = self.lib, self._output(tensor)
+        status = lib.TF_NewStatus()
+        try:
+            rank = lib.TF_GraphGetTensorNumDims(self.graph, out, status)
+            self._check(status)
+            if rank < 0:
+                return lib.TF_OperationOutputType(out), None
+            dims = (_I64 * max(rank, 1))()
+            lib.TF_GraphGetTensorShape(self.graph, out, dims, rank, status)
+            self._check(status)
+        finally:
+            lib.TF_DeleteStatus(status)
+        return lib.TF_OperationOutputType(out), tuple(None if d < 0 else d for d in dims[:rank])
+
+    def outputs(self, name: str) -> int:
+        return self.lib.TF_OperationNumOutputs(self._operation(name))
 
     def _operation(self, name: str):
         found = self.lib.TF_GraphOperationByName(self.graph, name.encode())

@@ -144,23 +144,29 @@ def test_close_does_not_wait_for_the_import():
 
 
 def test_the_graphs_run_without_the_python_api_until_a_call_needs_it(samples):
-    """A child runs the original through TensorFlow's C
-    API, with the numbers of a run here; the importer's check then imports TensorFlow there."""
+    """A child runs the original through TensorFlow's C API, with the numbers of a run here,
+    and checks the graph with its C importer; a graph the C API does not run (a string fetch)
+    then imports TensorFlow's Python API there."""
     import numpy as np
     from graphfreeze.graph.checks.validate_values import check_import
     from graphfreeze.graph.inputs import inference_subgraph
+    from graphfreeze.graph.session import run_graph_def
     from graphfreeze.sources.checkpoint import CheckpointModel
 
     model = CheckpointModel(str(samples / "cnn_v2" / "model.ckpt-200"))
     graph_def = inference_subgraph(model.graph_def, ["probs"], [])
     feeds = {"images:0": np.random.default_rng(0).standard_normal((2, 16, 16, 3), np.float32)}
+    text = graph_pb2.GraphDef()
+    text.node.add(name="x", op="Placeholder").attr["dtype"].type = 1
+    text.node.add(name="text", op="AsString", input=["x"]).attr["T"].type = 1
     child = Child()
     try:
         got = child.submit(model.run_reference, graph_def, feeds, ["probs:0"]).result()
+        child.submit(check_import, graph_def, "model.ckpt-200.meta").result()
         assert child.submit(tensorflow_child.python_imported).result() is False
         np.testing.assert_array_equal(got[0], model.run_reference(graph_def, feeds,
                                                                   ["probs:0"])[0])
-        child.submit(check_import, graph_def, "model.ckpt-200.meta").result()
-        assert child.submit(tensorflow_child.python_imported).result() is True
+        (strings,) = child.submit(run_graph_def, text, {"x:0": np.float32(2)}, ["text:0"]).result()
+        assert strings == b"2.000000" and child.submit(tensorflow_child.python_imported).result()
     finally:
         child.close()

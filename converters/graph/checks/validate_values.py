@@ -159,10 +159,17 @@ def check_import(graph_def, where: str) -> None:
 
     Variables' shapes are left unknown: a meta graph shaped unlike its checkpoint is told apart
     (every variable named, both shapes) when the checkpoint is read."""
-    import tensorflow as tf
+    from graphfreeze.graph import c_session
     from graphfreeze.graph.skeleton import skeleton
 
     trial = _unshaped_variables(skeleton(graph_def))
+    try:  # the importer through TensorFlow's C API (no `import tensorflow`)
+        with c_session.imported(trial):
+            return
+    except c_session.Unsupported:
+        pass  # refused: TensorFlow's Python API refuses it in its words
+    import tensorflow as tf
+
     try:
         with tf.Graph().as_default():
             tf.graph_util.import_graph_def(trial, name="")

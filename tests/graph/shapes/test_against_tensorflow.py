@@ -2,7 +2,8 @@
 here (after graph/checks/validate, as every source runs it), drawn by hypothesis (partial and
 unknown shapes, wrong ranks, bad attrs, wrong input types, `_output_shapes`), must get the same
 dtypes and shapes, or be refused where TensorFlow refuses them; an answer of Unsupported is
-allowed (TensorFlow then answers)."""
+allowed (TensorFlow then answers). TensorFlow's importer through its C API (graph/c_session)
+must answer each graph as its Python API does."""
 
 from __future__ import annotations
 
@@ -86,10 +87,25 @@ def tensorflow_shapes(graph_def):
                       for t in op.outputs] for op in graph.get_operations()}
 
 
+def c_api_shapes(graph_def):
+    """tensorflow_shapes by TensorFlow's importer through its C API (graph/c_session: the
+    import check and shape inference of a run's TensorFlow child), or "refused"."""
+    from graphfreeze.graph import c_session
+
+    try:
+        with c_session.imported(graph_def) as graph:
+            return {op: [graph.tensor_type(f"{op}:{i}") for i in range(graph.outputs(op))]
+                    for op in graph.operations()}
+    except c_session.Unsupported:
+        return "refused"
+
+
 def assert_agrees(graph: Graph, recorded=None):
     if recorded is not None:  # the last node gets an _output_shapes attr
         graph.graph_def.node[-1].attr["_output_shapes"].CopyFrom(attr(shapes=recorded))
     theirs = tensorflow_shapes(graph.graph_def)
+    assert c_api_shapes(graph.graph_def) == ("refused" if isinstance(theirs, Exception)
+                                             else theirs)
     try:
         check_graph_def(graph.graph_def, "model.pb")  # what every source runs first
         ours = infer(graph.graph_def)
