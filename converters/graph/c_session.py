@@ -12,7 +12,7 @@ error in its own words.
 from __future__ import annotations
 
 import ctypes
-import functools
+import threading
 
 from graphfreeze.graph.graphdefs import split_tensor
 
@@ -57,9 +57,19 @@ _SIGNATURES = {
 }
 
 
-@functools.cache
+_LOADING = threading.Lock()
+_LOADED: list = []  # [the library, or None where it cannot be loaded]
+
+
 def _library():
-    """TensorFlow's C library, its functions typed; None where it cannot be loaded."""
+    """TensorFlow's C library, its functions typed (loaded once; None where it cannot be)."""
+    with _LOADING:  # (two threads redirecting stderr at once would leave it redirected)
+        if not _LOADED:
+            _LOADED.append(_load())
+    return _LOADED[0]
+
+
+def _load():
     import importlib.util
     from pathlib import Path
 
@@ -86,13 +96,14 @@ def load() -> bool:
     return _library() is not None
 
 
-def run(graph_def, feeds: dict, fetches: list[str], first: tuple[str, ...] = ()) -> list:
-    """Import `graph_def` (a GraphDef or its bytes), run the ops in `first` (fed `feeds`), then
+def run(graph_def, feeds: dict, fetches: list[str], steps: tuple[tuple[str, ...], ...] = ()
+        ) -> list:
+    """Import `graph_def` (a GraphDef or its bytes), run each step's ops (fed `feeds`), then
     `fetches` fed `feeds`: what `tf.compat.v1.Session(config=lean_config())` returns."""
     data = graph_def if isinstance(graph_def, bytes) else graph_def.SerializeToString()
     with Session.of_graph(data) as session:
-        if first:
-            session.run(feeds, [], first)
+        for ops in steps:
+            session.run(feeds, [], ops)
         return session.run(feeds, fetches)
 
 
@@ -116,14 +127,15 @@ def imported(graph_def) -> Session:
 
 
 class Session:
-    """A TF_Graph and the TF_Session on it (`of_graph`, `of_saved_model`), deleted by close().
-    A status that is not OK raises Unsupported."""
+    """A TF_Graph and the TF_Session on it (`of_graph`, `of_saved_model`), deleted by close()
+    once no thread runs it. A status that is not OK raises Unsupported."""
 
     def __init__(self):
         self.lib = _library()
         if self.lib is None:
             raise Unsupported("TensorFlow's C library is not loadable")
         self.status, self.graph, self.session = self.lib.TF_NewStatus(), self.lib.TF_NewGraph(), None
+        self._running, self._idle = 0, threading.Condition()
 
     @classmethod
     def of_graph(cls, data: bytes, config: bytes = LEAN_CONFIG, run: bool = True) -> Session:
@@ -170,6 +182,11 @@ class Session:
 
     def close(self) -> None:
         lib = self.lib
+        with self._idle:
+            self._idle.wait_for(lambda: not self._running)
+            self._close(lib)
+
+    def _close(self, lib) -> None:
         if self.session:
             lib.TF_CloseSession(self.session, self.status)
             lib.TF_DeleteSession(self.session, self.status)
@@ -201,6 +218,10 @@ class Session:
         """`fetches` (tensor names) after running `targets` (op names), fed `feeds`; each call
         has its own status, so threads may share the session."""
         lib = self.lib
+        with self._idle:
+            if not self.graph:
+                raise Unsupported("the session is closed")
+            self._running += 1
         status, tensors = lib.TF_NewStatus(), []
         try:
             inputs = [self._feed(name, value, status, tensors) for name, value in feeds.items()]
@@ -223,6 +244,9 @@ class Session:
             for tensor in tensors:
                 lib.TF_DeleteTensor(tensor)
             lib.TF_DeleteStatus(status)
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
 
     def operations(self) -> list[str]:
         """The graph's operation names, in the order TensorFlow holds them."""
@@ -265,8 +289,8 @@ class Session:
         return _Output(oper, index)
 
     def _feed(self, name: str, value, status, tensors: list) -> tuple[_Output, int]:
-        """(output, tensor): `value` as the client casts a feed (to the tensor's dtype), checked
-        against the tensor's static shape as the client checks it."""
+        """(output, tensor): `value` as the client converts a feed (`numpy_compat.np_asarray`
+        to the tensor's dtype), checked against its static shape as the client checks it."""
         import numpy as np
         from graphfreeze.proto.dtypes import numpy_dtype
 
@@ -275,7 +299,14 @@ class Session:
         dtype = lib.TF_OperationOutputType(out)
         if dtype not in _NUMERIC:
             raise Unsupported(f"feed {name} is not numeric")
-        array = np.asarray(value, dtype=numpy_dtype(dtype), order="C")
+        wanted = numpy_dtype(dtype)
+        try:
+            array = np.asarray(value).astype(wanted) if np.issubdtype(wanted, np.number) \
+                else np.asarray(value, dtype=wanted)
+        except (TypeError, ValueError, OverflowError) as err:
+            raise Unsupported(f"feed {name}: {err}") from err
+        if not array.flags.c_contiguous:
+            array = array.copy(order="C")
         rank = lib.TF_GraphGetTensorNumDims(self.graph, out, status)
         self._check(status)
         if rank >= 0:

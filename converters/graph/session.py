@@ -35,22 +35,22 @@ def import_graph(graph_def):
 
 def run_graph_def(graph_def, feeds: dict, fetches: list[str], first: tuple[str, ...] = ()) -> list:
     """Import `graph_def` into a fresh graph, run the ops named in `first` (a checkpoint's
-    restores) and its lookup tables' `init_all_tables`, fed `feeds`, then `fetches`."""
+    restores), then its lookup tables' `init_all_tables`, fed `feeds`, then `fetches`."""
     from graphfreeze.graph import c_session
     from graphfreeze.graph.tables import init_node
 
     init = init_node(graph_def)
-    first = (*first, init) if init else tuple(first)
+    steps = tuple(ops for ops in (tuple(first), (init,) if init else ()) if ops)
     try:
-        return c_session.run(graph_def, feeds, fetches, first)
+        return c_session.run(graph_def, feeds, fetches, steps)
     except c_session.Unsupported:
         pass  # TensorFlow's Python API runs it, and says any error in its words
     import tensorflow as tf
 
     graph = import_graph(graph_def)
     with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
-        if first:
-            sess.run([graph.get_operation_by_name(name) for name in first], feeds or None)
+        for ops in steps:
+            sess.run([graph.get_operation_by_name(name) for name in ops], feeds or None)
         return sess.run(fetches, feeds)
 
 

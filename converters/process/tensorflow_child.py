@@ -15,7 +15,6 @@ over its stdin and a copy of its stdout (its own stdout goes to stderr), one at 
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 import pickle
@@ -211,10 +210,28 @@ def python_imported() -> bool:
     return module is not None and not getattr(module.__spec__, "_initializing", False)
 
 
+def _one_import_at_a_time() -> None:
+    """Two calls importing TensorFlow's Python API at once deadlock in the import system (one
+    holds `tensorflow`'s module lock and waits for a submodule's, the other the reverse). So in
+    the child, the first import of any `tensorflow` module imports `tensorflow` itself first,
+    under one lock; the others wait for it."""
+    import builtins
+
+    once = threading.RLock()
+    plain = builtins.__import__
+
+    def guarded(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
+        if level == 0 and name.partition(".")[0] == "tensorflow" and not python_imported():
+            with once:
+                plain("tensorflow")
+        return plain(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = guarded
+
+
 def serve() -> None:
     """The child's loop: TensorFlow's C library loaded first, then the calls, two at a time
-    (the original's run and the artifact's overlap; TensorFlow releases the GIL as it runs);
-    one at a time until TensorFlow's Python API is imported, if a call imports it."""
+    (the original's run and the artifact's overlap; TensorFlow releases the GIL as it runs)."""
     import signal
     from concurrent.futures import ThreadPoolExecutor
 
@@ -229,13 +246,12 @@ def serve() -> None:
     quiet_when_imported()
     c_session.load()
     lock = threading.Lock()
-    gate = threading.Lock()  # two calls importing TensorFlow at once would deadlock
+    _one_import_at_a_time()
 
     def answer(key, call) -> None:
         try:
-            with contextlib.nullcontext() if python_imported() else gate:
-                fn, args = pickle.loads(call)
-                reply = (True, fn(*args))
+            fn, args = pickle.loads(call)
+            reply = (True, fn(*args))
         except BaseException as err:  # noqa: BLE001 -- the caller raises it
             reply = (False, err if not type(err).__module__.startswith("tensorflow") else
                      RuntimeError(f"{type(err).__name__}: {err}"))  # (no TensorFlow there)

@@ -43,7 +43,8 @@ class SignatureModel(FrozenModel):
         super().__init__(folder, storage.join(folder, "saved_model.pb"), interface_graph(sig),
                          sorted(sig.inputs), sorted(sig.outputs))
         self.tag, self.signature = tag, signature
-        self.tensors = {k: t.name for k, t in (*sig.inputs.items(), *sig.outputs.items())}
+        self.tensors = ({k: t.name for k, t in sig.inputs.items()},  # (inputs, outputs)
+                        {k: t.name for k, t in sig.outputs.items()})
         self.stored_graph = meta.graph_def  # what the files hold, functions included
         self.token = uuid.uuid4().hex  # this run's: a later run loads the files again
 
@@ -69,12 +70,14 @@ class SignatureModel(FrozenModel):
         from graphfreeze.graph import c_session
         from graphfreeze.graph.session import is_run_error
 
-        feeds = {self.tensors[k.rsplit(":", 1)[0]]: v for k, v in feeds.items()}
-        fetches = [self.tensors[f.rsplit(":", 1)[0]] for f in fetches]
+        inputs, outputs = self.tensors
+        feeds = {inputs[k.rsplit(":", 1)[0]]: v for k, v in feeds.items()}
+        fetches = [outputs[f.rsplit(":", 1)[0]] for f in fetches]
         try:
-            return _loaded(self, self.graph_file)(feeds, fetches)
-        except c_session.Unsupported:  # TensorFlow's Python loader, which says why in its words
-            return _loaded(self, self.graph_file, python=True)(feeds, fetches)
+            try:
+                return _loaded(self, self.graph_file)(feeds, fetches)
+            except c_session.Unsupported:  # TensorFlow's Python loader: its words for any error
+                return _loaded(self, self.graph_file, python=True)(feeds, fetches)
         except Exception as err:
             if is_run_error(err):
                 raise failed_run(self.graph_file, err) from err

@@ -107,3 +107,26 @@ def test_it_runs_without_importing_tensorflow():
                            _small_graph().SerializeToString().hex()],
                           capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "6.0"
+
+
+def test_feeds_are_converted_as_the_client_converts_them():
+    """A list fed to a uint8 tensor wraps as numpy's astype wraps it (the client's
+    `np_asarray`), floats are truncated; a value numpy cannot convert is left to Python."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.identity(tf.compat.v1.placeholder(tf.uint8, [2], name="b"), name="out")
+    graph_def = graph.as_graph_def()
+    for value in ([300, 1], [1.7, -1.2]):
+        (got,) = c_session.run(graph_def, {"b:0": value}, ["out:0"])
+        np.testing.assert_array_equal(got, _python_run(graph_def, {"b:0": value}, ["out:0"])[0])
+    with pytest.raises(c_session.Unsupported, match="feed b:0"):
+        c_session.run(graph_def, {"b:0": ["x", "y"]}, ["out:0"])
+
+
+def test_a_closed_session_runs_nothing():
+    with c_session.Session.of_graph(_small_graph().SerializeToString()) as session:
+        assert session.run({"x:0": np.ones((1, 3), np.float32)}, ["total:0"]) == [6.0]
+    with pytest.raises(c_session.Unsupported, match="closed"):
+        session.run({"x:0": np.ones((1, 3), np.float32)}, ["total:0"])

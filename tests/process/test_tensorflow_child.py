@@ -170,3 +170,18 @@ def test_the_graphs_run_without_the_python_api_until_a_call_needs_it(samples):
         assert strings == b"2.000000" and child.submit(tensorflow_child.python_imported).result()
     finally:
         child.close()
+
+
+def test_two_calls_importing_tensorflow_at_once_do_not_deadlock():
+    """One call imports `tensorflow`, the other a submodule first: without one lock over the
+    first import, Python's import system deadlocks (it raised _DeadlockError in one of them)."""
+    from graphfreeze.graph.session import lean_config
+    from graphfreeze.proto.snapshot import op_list_bytes
+
+    for _ in range(2):
+        child = Child()
+        try:
+            calls = [child.submit(lean_config), child.submit(op_list_bytes)]
+            assert calls[0].result(timeout=120) and calls[1].result(timeout=120)
+        finally:
+            child.close()

@@ -71,7 +71,7 @@ def test_the_c_api_run_is_the_savers(samples, tmp_path, name, saver):
     model, graph_def, feeds, names = _reference(samples / name, tmp_path)
     graph, assigns = restoring(graph_def, model.variables, reader_path(model.prefix))
     assert assigns and len(graph.node) == len(graph_def.node) + 4 + len(assigns)
-    got = c_session.run(graph, feeds, names, assigns)  # raises where the C API cannot
+    got = c_session.run(graph, feeds, names, (assigns,))  # raises where the C API cannot
     for g, w in zip(got, _python_restore_run(model, graph_def, feeds, names), strict=True):
         np.testing.assert_array_equal(g, w)
     if saver:

@@ -94,9 +94,9 @@ def test_the_c_apis_loader_runs_what_the_python_loader_runs(source_cases, other_
                    other_samples / "tf2_savedmodel"):
         model = SignatureModel(str(folder), _meta(folder), "serve", "serving_default")
         inputs, outputs = model.infos()
-        feeds = {model.tensors[i.name[:-2]]: v for i, v in zip(
+        feeds = {model.tensors[0][i.name[:-2]]: v for i, v in zip(
             inputs, sample_inputs(inputs, 3, 0).values(), strict=True)}
-        fetches = [model.tensors[o.name[:-2]] for o in outputs]
+        fetches = [model.tensors[1][o.name[:-2]] for o in outputs]
         loaded_c = saved_model_interface._load_c(model)
         loaded_python = saved_model_interface._load_python(model, str(folder))
         try:
@@ -107,3 +107,30 @@ def test_the_c_apis_loader_runs_what_the_python_loader_runs(source_cases, other_
         for g, w in zip(got, want, strict=True):
             assert g.dtype == w.dtype
             np.testing.assert_array_equal(g, w)
+
+
+def test_a_signature_that_fails_as_it_runs_is_one_line_naming_the_node(tmp_path):
+    """TensorFlow's error from the original's run (the C API's, then the Python loader's
+    words for it) is verification's one line, as for any other source."""
+    import numpy as np
+    import pytest
+    import tensorflow as tf
+    from graphfreeze.errors import InputError
+
+    folder = str(tmp_path / "reshape_fails")
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 3], name="x")
+        w = tf.compat.v1.get_variable("w", initializer=tf.ones([3]))
+        y = tf.reshape(x * w, [-1, 5], name="y")  # 2 rows of 3: not a multiple of 5
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            builder = tf.compat.v1.saved_model.Builder(folder)
+            builder.add_meta_graph_and_variables(sess, ["serve"], signature_def_map={
+                "serving_default": tf.compat.v1.saved_model.predict_signature_def(
+                    {"x": x}, {"y": y})})
+            builder.save()
+    model = SignatureModel(folder, _meta(folder), "serve", "serving_default")
+    with pytest.raises(InputError, match=r"fails on verification's sample inputs at node "
+                                         r"'y'.*--no-verify"):
+        model.run_reference(None, {"x:0": np.ones((2, 3), np.float32)}, ["y:0"])
