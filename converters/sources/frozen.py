@@ -44,11 +44,14 @@ class FrozenModel:
         return iter(())
 
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
-        """The frozen graph is its own original: run it as given."""
-        from graphfreeze.graph.session import is_run_error, run_graph_def
+        """The frozen graph is its own original: run it as given (its skeleton with the weights
+        fed, as its artifact runs: the same ops, the same numbers, no copies of the weights in
+        TensorFlow's graph)."""
+        from graphfreeze.graph.session import is_run_error
+        from graphfreeze.graph.skeleton import run_frozen
 
         try:
-            return run_graph_def(graph_def, feeds, fetches)
+            return run_frozen(graph_def, feeds, fetches)
         except Exception as err:
             if is_run_error(err):
                 raise failed_run(self.graph_file, err) from err
