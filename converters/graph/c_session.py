@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
+from graphfreeze.graph.c_library import I64, Output, P, S, library
 from graphfreeze.graph.graphdefs import split_tensor
 
 # tf.compat.v1.ConfigProto as `graph.session.lean_config` makes it, serialized (a test compares)
@@ -24,76 +25,6 @@ _NUMERIC = {1, 2, 3, 4, 5, 6, 8, 9, 10, 14, 17, 18, 19, 22, 23}
 
 class Unsupported(Exception):
     """This graph, feed or fetch is not run here; TensorFlow's Python API runs it."""
-
-
-class _Output(ctypes.Structure):
-    _fields_ = [("oper", ctypes.c_void_p), ("index", ctypes.c_int)]
-
-
-_P, _I, _S, _I64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_int64
-_SIGNATURES = {
-    "TF_NewStatus": ([], _P), "TF_DeleteStatus": ([_P], None), "TF_GetCode": ([_P], _I),
-    "TF_Message": ([_P], ctypes.c_char_p), "TF_NewGraph": ([], _P), "TF_DeleteGraph": ([_P], None),
-    "TF_NewImportGraphDefOptions": ([], _P), "TF_DeleteImportGraphDefOptions": ([_P], None),
-    "TF_NewBufferFromString": ([ctypes.c_char_p, _S], _P), "TF_DeleteBuffer": ([_P], None),
-    "TF_GraphImportGraphDef": ([_P, _P, _P, _P], None),
-    "TF_GraphOperationByName": ([_P, ctypes.c_char_p], _P),
-    "TF_OperationNumOutputs": ([_P], _I), "TF_OperationOutputType": ([_Output], _I),
-    "TF_GraphNextOperation": ([_P, ctypes.POINTER(_S)], _P),
-    "TF_OperationName": ([_P], ctypes.c_char_p),
-    "TF_GraphGetTensorNumDims": ([_P, _Output, _P], _I),
-    "TF_GraphGetTensorShape": ([_P, _Output, ctypes.POINTER(_I64), _I, _P], None),
-    "TF_NewSessionOptions": ([], _P), "TF_DeleteSessionOptions": ([_P], None),
-    "TF_SetConfig": ([_P, ctypes.c_char_p, _S, _P], None), "TF_NewSession": ([_P, _P, _P], _P),
-    "TF_LoadSessionFromSavedModel": ([_P, _P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), _I,
-                                      _P, _P, _P], _P),
-    "TF_CloseSession": ([_P, _P], None), "TF_DeleteSession": ([_P, _P], None),
-    "TF_SessionRun": ([_P, _P, ctypes.POINTER(_Output), ctypes.POINTER(_P), _I,
-                       ctypes.POINTER(_Output), ctypes.POINTER(_P), _I, ctypes.POINTER(_P), _I,
-                       _P, _P], None),
-    "TF_AllocateTensor": ([_I, ctypes.POINTER(_I64), _I, _S], _P), "TF_DeleteTensor": ([_P], None),
-    "TF_TensorData": ([_P], _P), "TF_TensorByteSize": ([_P], _S), "TF_TensorType": ([_P], _I),
-    "TF_NumDims": ([_P], _I), "TF_Dim": ([_P, _I], _I64),
-}
-
-
-_LOADING = threading.Lock()
-_LOADED: list = []  # [the library, or None where it cannot be loaded]
-
-
-def _library():
-    """TensorFlow's C library, its functions typed (loaded once; None where it cannot be)."""
-    with _LOADING:  # (two threads redirecting stderr at once would leave it redirected)
-        if not _LOADED:
-            _LOADED.append(_load())
-    return _LOADED[0]
-
-
-def _load():
-    import importlib.util
-    from pathlib import Path
-
-    from graphfreeze.process.quiet import native_stderr_off
-
-    spec = importlib.util.find_spec("tensorflow")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    try:
-        with native_stderr_off():  # oneDNN's and the CUDA probe's start-up lines
-            ctypes.CDLL(str(folder / "libtensorflow_framework.so.2"))
-            lib = ctypes.CDLL(str(folder / "libtensorflow_cc.so.2"))
-        for name, (args, result) in _SIGNATURES.items():
-            function = getattr(lib, name)
-            function.argtypes, function.restype = args, result
-    except (OSError, AttributeError):
-        return None
-    return lib
-
-
-def load() -> bool:
-    """Load the library now (a child process does, at its start); whether it loaded."""
-    return _library() is not None
 
 
 def run(graph_def, feeds: dict, fetches: list[str], steps: tuple[tuple[str, ...], ...] = ()
@@ -131,7 +62,7 @@ class Session:
     once no thread runs it. A status that is not OK raises Unsupported."""
 
     def __init__(self):
-        self.lib = _library()
+        self.lib = library()
         if self.lib is None:
             raise Unsupported("TensorFlow's C library is not loadable")
         self.status, self.graph, self.session = self.lib.TF_NewStatus(), self.lib.TF_NewGraph(), None
@@ -229,12 +160,12 @@ class Session:
             if any(lib.TF_OperationOutputType(out) not in _NUMERIC for out in outputs):
                 raise Unsupported("a fetch is not numeric")
             ops = [self._operation(name) for name in targets]
-            fed = (_Output * max(len(inputs), 1))(*(out for out, _ in inputs))
-            values = (_P * max(len(inputs), 1))(*(tensor for _, tensor in inputs))
-            wanted = (_Output * max(len(outputs), 1))(*outputs)
-            results = (_P * max(len(outputs), 1))()
+            fed = (Output * max(len(inputs), 1))(*(out for out, _ in inputs))
+            values = (P * max(len(inputs), 1))(*(tensor for _, tensor in inputs))
+            wanted = (Output * max(len(outputs), 1))(*outputs)
+            results = (P * max(len(outputs), 1))()
             lib.TF_SessionRun(self.session, None, fed, values, len(inputs), wanted, results,
-                              len(outputs), (_P * max(len(ops), 1))(*ops), len(ops), None,
+                              len(outputs), (P * max(len(ops), 1))(*ops), len(ops), None,
                               status)
             got = [results[i] for i in range(len(outputs))]
             tensors.extend(t for t in got if t)
@@ -250,7 +181,7 @@ class Session:
 
     def operations(self) -> list[str]:
         """The graph's operation names, in the order TensorFlow holds them."""
-        position, names = _S(0), []
+        position, names = S(0), []
         while found := self.lib.TF_GraphNextOperation(self.graph, ctypes.byref(position)):
             names.append(self.lib.TF_OperationName(found).decode())
         return names
@@ -265,7 +196,7 @@ class Session:
             self._check(status)
             if rank < 0:
                 return lib.TF_OperationOutputType(out), None
-            dims = (_I64 * max(rank, 1))()
+            dims = (I64 * max(rank, 1))()
             lib.TF_GraphGetTensorShape(self.graph, out, dims, rank, status)
             self._check(status)
         finally:
@@ -281,14 +212,14 @@ class Session:
             raise Unsupported(f"no operation {name}")
         return found
 
-    def _output(self, tensor: str) -> _Output:
+    def _output(self, tensor: str) -> Output:
         name, index = split_tensor(tensor)
         oper = self._operation(name)
         if not 0 <= index < self.lib.TF_OperationNumOutputs(oper):
             raise Unsupported(f"no tensor {tensor}")
-        return _Output(oper, index)
+        return Output(oper, index)
 
-    def _feed(self, name: str, value, status, tensors: list) -> tuple[_Output, int]:
+    def _feed(self, name: str, value, status, tensors: list) -> tuple[Output, int]:
         """(output, tensor): `value` as the client converts a feed (`numpy_compat.np_asarray`
         to the tensor's dtype), checked against its static shape as the client checks it."""
         import numpy as np
@@ -310,13 +241,13 @@ class Session:
         rank = lib.TF_GraphGetTensorNumDims(self.graph, out, status)
         self._check(status)
         if rank >= 0:
-            dims = (_I64 * max(rank, 1))()
+            dims = (I64 * max(rank, 1))()
             lib.TF_GraphGetTensorShape(self.graph, out, dims, rank, status)
             self._check(status)
             if array.ndim != rank or any(d >= 0 and d != s for d, s in zip(dims[:rank], array.shape,
                                                                            strict=True)):
                 raise Unsupported(f"feed {name} has another shape")
-        shape = (_I64 * max(array.ndim, 1))(*array.shape)
+        shape = (I64 * max(array.ndim, 1))(*array.shape)
         tensor = lib.TF_AllocateTensor(dtype, shape, array.ndim, array.nbytes)
         if not tensor:
             raise Unsupported("no memory for a feed")

@@ -240,11 +240,11 @@ def serve() -> None:
     os.dup2(2, 1)  # what the calls print goes to stderr, never into the replies
     sys.stdout = sys.stderr
     import graphfreeze  # noqa: F401 -- the environment TensorFlow reads at import
-    from graphfreeze.graph import c_session
+    from graphfreeze.graph import c_library
     from graphfreeze.process.quiet import quiet_when_imported
 
     quiet_when_imported()
-    c_session.load()
+    c_library.load()
     lock = threading.Lock()
     _one_import_at_a_time()
 
