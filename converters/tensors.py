@@ -72,8 +72,9 @@ def _inferred(first, plain, refs) -> tuple[TensorInfo, ...]:
 
     try:
         with c_session.imported(first) as graph:
-            return tuple(TensorInfo(ref.name, name(dtype), shape) for ref in refs
-                         for dtype, shape in [graph.tensor_type(ref.name)])
+            types = [graph.tensor_type(ref.name) for ref in refs]
+        return tuple(TensorInfo(ref.name, name(dtype), shape)
+                     for ref, (dtype, shape) in zip(refs, types, strict=True))
     except c_session.Unsupported:
         pass  # what the Python API does, in its words
 

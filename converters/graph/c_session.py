@@ -14,11 +14,10 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from graphfreeze.graph.c_library import I64, Output, P, S, library
-from graphfreeze.graph.graphdefs import split_tensor
+from graphfreeze.graph.c_library import I64, Output, P, library
+from graphfreeze.graph.graphdefs import colocations, split_tensor
+from graphfreeze.graph.session import LEAN_CONFIG
 
-# tf.compat.v1.ConfigProto as `graph.session.lean_config` makes it, serialized (a test compares)
-LEAN_CONFIG = bytes.fromhex("52141a0d18ffffffffffffffffff01200152039801018201026001")
 # what TensorFlow's client returns as plain numpy arrays: floats, integers, bool, complex
 _NUMERIC = {1, 2, 3, 4, 5, 6, 8, 9, 10, 14, 17, 18, 19, 22, 23}
 
@@ -29,10 +28,9 @@ class Unsupported(Exception):
 
 def run(graph_def, feeds: dict, fetches: list[str], steps: tuple[tuple[str, ...], ...] = ()
         ) -> list:
-    """Import `graph_def` (a GraphDef or its bytes), run each step's ops (fed `feeds`), then
-    `fetches` fed `feeds`: what `tf.compat.v1.Session(config=lean_config())` returns."""
-    data = graph_def if isinstance(graph_def, bytes) else graph_def.SerializeToString()
-    with Session.of_graph(data) as session:
+    """Import `graph_def`, run each step's ops (fed `feeds`), then `fetches` fed `feeds`: what
+    `tf.compat.v1.Session(config=lean_config())` returns."""
+    with Session.of_graph(graph_def) as session:
         for ops in steps:
             session.run(feeds, [], ops)
         return session.run(feeds, fetches)
@@ -45,16 +43,11 @@ def imported(graph_def) -> Session:
     for node in graph_def.node:
         if node.device:
             raise Unsupported("a device")
-        if "_class" in node.attr:
-            value = node.attr["_class"]
-            if value.WhichOneof("value") != "list" or any(
-                    f.name != "s" for f, _ in value.list.ListFields()):
-                raise Unsupported("a _class attr that is not a list of strings")
-            try:
-                [entry.decode() for entry in value.list.s]
-            except UnicodeDecodeError as err:
-                raise Unsupported("a _class attr that is not text") from err
-    return Session.of_graph(graph_def.SerializeToString(), run=False)
+        try:
+            colocations(node)
+        except ValueError as err:
+            raise Unsupported(str(err)) from err
+    return Session.of_graph(graph_def, run=False)
 
 
 class Session:
@@ -69,11 +62,12 @@ class Session:
         self._running, self._idle = 0, threading.Condition()
 
     @classmethod
-    def of_graph(cls, data: bytes, config: bytes = LEAN_CONFIG, run: bool = True) -> Session:
-        """`data` (a serialized GraphDef) as TensorFlow's importer takes it (its checks, its
-        shape inference); with a session to `run` it."""
+    def of_graph(cls, graph_def, config: bytes = LEAN_CONFIG, run: bool = True) -> Session:
+        """`graph_def` as TensorFlow's importer takes it (its checks, its shape inference);
+        with a session to `run` it."""
         self = cls()
         lib = self.lib
+        data = graph_def.SerializeToString()
         buffer, options = lib.TF_NewBufferFromString(data, len(data)), \
             lib.TF_NewImportGraphDefOptions()
         try:
@@ -112,12 +106,12 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        lib = self.lib
         with self._idle:
             self._idle.wait_for(lambda: not self._running)
-            self._close(lib)
+            self._delete()
 
-    def _close(self, lib) -> None:
+    def _delete(self) -> None:
+        lib = self.lib
         if self.session:
             lib.TF_CloseSession(self.session, self.status)
             lib.TF_DeleteSession(self.session, self.status)
@@ -179,13 +173,6 @@ class Session:
                 self._running -= 1
                 self._idle.notify_all()
 
-    def operations(self) -> list[str]:
-        """The graph's operation names, in the order TensorFlow holds them."""
-        position, names = S(0), []
-        while found := self.lib.TF_GraphNextOperation(self.graph, ctypes.byref(position)):
-            names.append(self.lib.TF_OperationName(found).decode())
-        return names
-
     def tensor_type(self, tensor: str) -> tuple[int, tuple[int | None, ...] | None]:
         """(DataType value, static shape: None if the rank is unknown) TensorFlow's shape
         inference gave `tensor` ("node:index") on import."""
@@ -202,9 +189,6 @@ class Session:
         finally:
             lib.TF_DeleteStatus(status)
         return lib.TF_OperationOutputType(out), tuple(None if d < 0 else d for d in dims[:rank])
-
-    def outputs(self, name: str) -> int:
-        return self.lib.TF_OperationNumOutputs(self._operation(name))
 
     def _operation(self, name: str):
         found = self.lib.TF_GraphOperationByName(self.graph, name.encode())

@@ -64,6 +64,19 @@ def first_of_op(graph_def, op: str) -> str:
     return next(n.name for n in all_nodes(graph_def) if n.op == op)
 
 
+def colocations(node) -> list[str]:
+    """The nodes `node`'s `_class` attr colocates it with (`loc:@NAME`), read as TensorFlow's
+    Python importer reads it: a ValueError if the attr is not a list of text."""
+    value = node.attr["_class"] if "_class" in node.attr else None
+    if value is None:
+        return []
+    if value.WhichOneof("value") != "list" or any(f.name != "s" for f, _ in
+                                                  value.list.ListFields()):
+        raise ValueError("a _class attr that is not a list of strings")
+    entries = [entry.decode() for entry in value.list.s]  # (UnicodeDecodeError: a ValueError)
+    return [entry[5:] for entry in entries if entry.startswith("loc:@")]
+
+
 def nodes_by_name(graph_def) -> dict[str, NodeDef]:
     return {n.name: n for n in graph_def.node}
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import sys
 
+# tf.compat.v1.ConfigProto, serialized (tests/graph/test_c_session.py spells it out): grappler's
+# meta optimizer off, graph optimizer at L0 with function inlining, optimize_for_static_graph
+# (drops the session's graph copies)
+LEAN_CONFIG = bytes.fromhex("52141a0d18ffffffffffffffffff01200152039801018201026001")
+
 
 def lean_config():
     import tensorflow as tf
 
-    config = tf.compat.v1.ConfigProto()
-    config.graph_options.rewrite_options.disable_meta_optimizer = True
-    config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
-    config.graph_options.optimizer_options.do_function_inlining = True
-    config.experimental.optimize_for_static_graph = True  # drop the session's graph copies
-    return config
+    return tf.compat.v1.ConfigProto.FromString(LEAN_CONFIG)
 
 
 def import_graph(graph_def):

@@ -3,8 +3,9 @@
 A checkpoint or frozen graph frozen to a `.pb` is read, frozen and written on the floor (protobuf
 and numpy); what needs TensorFlow itself (the importer's check of the graph, shape inference of
 its outputs, verification's runs of the original and of the artifact) goes to one child process
-started at once, which loads TensorFlow while this one works: its C library, which runs the
-graphs (`graph.c_session`), and its Python API when a call needs it (the importer's check).
+started at once, which loads TensorFlow while this one works: its C library, through which it
+checks, shapes and runs the graphs (`graph.c_session`), and its Python API only when a call
+needs it (a string tensor, an error to put in TensorFlow's words).
 `call`/`submit` run a function there while this process has not imported TensorFlow, else
 here: the same function, the same result, either way.
 

@@ -27,7 +27,7 @@ from graphfreeze.sources.checkpoint_files import (
     unreadable_index,
     v1_files,
 )
-from graphfreeze.sources.frozen import failed_run
+from graphfreeze.sources.frozen import run_errors_said
 
 READ_GROUP_BYTES = 16 * 2**20  # per RestoreV2 call: few calls, little held twice
 
@@ -222,16 +222,12 @@ class CheckpointModel:
 
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
         """Import `graph_def`, restore its variables from the checkpoint, run `fetches`."""
-        from graphfreeze.graph.session import is_run_error, run_graph_def
+        from graphfreeze.graph.session import run_graph_def
         from graphfreeze.sources.checkpoint_restore import restoring
 
         graph_def, assigns = restoring(graph_def, self.variables, reader_path(self.prefix))
-        try:
+        with run_errors_said(self.graph_file):
             return run_graph_def(graph_def, feeds, fetches, first=assigns)
-        except Exception as err:
-            if is_run_error(err):
-                raise failed_run(self.graph_file, err) from err
-            raise
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ stages clean it like any other (an old freeze_graph output comes out smaller).
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from graphfreeze.errors import InputError, first_line
@@ -47,15 +48,24 @@ class FrozenModel:
         """The frozen graph is its own original: run it as given (its skeleton with the weights
         fed, as its artifact runs: the same ops, the same numbers, no copies of the weights in
         TensorFlow's graph)."""
-        from graphfreeze.graph.session import is_run_error
         from graphfreeze.graph.skeleton import run_frozen
 
-        try:
+        with run_errors_said(self.graph_file):
             return run_frozen(graph_def, feeds, fetches)
-        except Exception as err:
-            if is_run_error(err):
-                raise failed_run(self.graph_file, err) from err
-            raise
+
+
+@contextlib.contextmanager
+def run_errors_said(graph_file: str):
+    """TensorFlow's error from the original's run (an OpError) raised as `failed_run`'s line;
+    any other error as it is."""
+    from graphfreeze.graph.session import is_run_error
+
+    try:
+        yield
+    except Exception as err:
+        if is_run_error(err):
+            raise failed_run(graph_file, err) from err
+        raise
 
 
 def failed_run(graph_file: str, err: BaseException) -> InputError:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.composites import implements_of, run_with_references, with_references
-from graphfreeze.sources.frozen import FrozenModel, failed_run
+from graphfreeze.sources.frozen import FrozenModel, run_errors_said
 
 
 class FunctionModel(FrozenModel):
@@ -36,12 +36,8 @@ class FunctionModel(FrozenModel):
         by_input = {f"{k}:0": k for k in self.default_inputs}
         by_output = {f"{k}:0": k for k in self.default_outputs}
         if set(feeds) == set(by_input) and all(f in by_output for f in fetches):
-            import tensorflow as tf
-
-            try:
+            with run_errors_said(self.graph_file):
                 result = self._call({by_input[name]: value for name, value in feeds.items()})
-            except tf.errors.OpError as err:
-                raise failed_run(self.graph_file, err) from err
             return [np.asarray(result[by_output[f]]) for f in fetches]
         return super().run_reference(graph_def, feeds, fetches)
 

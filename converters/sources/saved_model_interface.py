@@ -19,7 +19,7 @@ import uuid
 
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.io import storage
-from graphfreeze.sources.frozen import FrozenModel, failed_run
+from graphfreeze.sources.frozen import FrozenModel, run_errors_said
 from graphfreeze.tensors import TensorInfo
 
 NODE_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_.\-]*")  # what the frozen graph's nodes take
@@ -68,20 +68,15 @@ class SignatureModel(FrozenModel):
     def run_reference(self, graph_def, feeds: dict, fetches: list[str]) -> list:
         """The signature on `feeds` (named `key:0`), fetching `key:0` outputs."""
         from graphfreeze.graph import c_session
-        from graphfreeze.graph.session import is_run_error
 
         inputs, outputs = self.tensors
         feeds = {inputs[k.rsplit(":", 1)[0]]: v for k, v in feeds.items()}
         fetches = [outputs[f.rsplit(":", 1)[0]] for f in fetches]
-        try:
+        with run_errors_said(self.graph_file):
             try:
                 return _loaded(self, self.graph_file)(feeds, fetches)
             except c_session.Unsupported:  # TensorFlow's Python loader: its words for any error
                 return _loaded(self, self.graph_file, python=True)(feeds, fetches)
-        except Exception as err:
-            if is_run_error(err):
-                raise failed_run(self.graph_file, err) from err
-            raise
 
 
 def read_as_is(meta, signature: str) -> bool:

@@ -36,10 +36,29 @@ def _small_graph():
     return graph.as_graph_def()
 
 
-def test_the_lean_config_is_tensorflows():
-    from graphfreeze.graph.session import lean_config
+def test_the_lean_config_is_what_it_says():
+    import tensorflow as tf
+    from graphfreeze.graph.session import LEAN_CONFIG
 
-    assert c_session.LEAN_CONFIG == lean_config().SerializeToString(deterministic=True)
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
+    config.graph_options.optimizer_options.do_function_inlining = True
+    config.experimental.optimize_for_static_graph = True
+    assert LEAN_CONFIG == config.SerializeToString(deterministic=True)
+
+
+def test_without_the_library_python_runs_it(monkeypatch):
+    """Where TensorFlow's C library cannot be loaded (another platform's file names), every
+    run is the Python API's, with the same answer."""
+    from graphfreeze.graph import c_library
+
+    graph_def = _small_graph()
+    feeds = {"x:0": np.ones((1, 3), np.float32)}
+    monkeypatch.setattr(c_library, "_LOADED", [None])
+    with pytest.raises(c_session.Unsupported, match="not loadable"):
+        c_session.run(graph_def, feeds, ["total:0"])
+    assert run_graph_def(graph_def, feeds, ["total:0"]) == [6.0]
 
 
 def test_values_dtypes_and_scalars_are_the_python_sessions():
@@ -126,7 +145,7 @@ def test_feeds_are_converted_as_the_client_converts_them():
 
 
 def test_a_closed_session_runs_nothing():
-    with c_session.Session.of_graph(_small_graph().SerializeToString()) as session:
+    with c_session.Session.of_graph(_small_graph()) as session:
         assert session.run({"x:0": np.ones((1, 3), np.float32)}, ["total:0"]) == [6.0]
     with pytest.raises(c_session.Unsupported, match="closed"):
         session.run({"x:0": np.ones((1, 3), np.float32)}, ["total:0"])

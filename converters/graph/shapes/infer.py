@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from graphfreeze.graph.graphdefs import colocations
 from graphfreeze.graph.shapes import array, math, nn, resources  # noqa: F401 (register)
 from graphfreeze.graph.shapes.context import FUNCTIONS, Context, PartialShape, shape_of
 from graphfreeze.graph.shapes.dims import ShapeError, Unsupported, merge, text
@@ -106,16 +107,15 @@ def _check_node(node, names: set) -> None:
         raise ImportFault(f"Node '{node.name}': Node name contains invalid characters")
     if node.device:
         raise Unsupported("a device")  # TensorFlow parses it: leave that to it
-    if "_class" in node.attr:
-        value = node.attr["_class"]
-        if value.WhichOneof("value") != "list" or any(
-                f.name != "s" for f, _ in value.list.ListFields()):
-            raise ImportFault(f"Node '{node.name}' has a _class attr that is not a list of "
-                              "strings")
-        for entry in value.list.s:
-            if entry.startswith(b"loc:@") and entry[5:].decode(errors="replace") not in names:
-                raise ImportFault(f"Node '{node.name}' expects to be colocated with unknown "
-                                  f"node '{entry[5:].decode(errors='replace')}'")
+    try:
+        located = colocations(node)
+    except ValueError:
+        raise ImportFault(f"Node '{node.name}' has a _class attr that is not a list of "
+                          "strings") from None
+    for other in located:
+        if other not in names:
+            raise ImportFault(f"Node '{node.name}' expects to be colocated with unknown node "
+                              f"'{other}'")
 
 
 def _op_def(op: str):
