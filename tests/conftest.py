@@ -181,8 +181,16 @@ NOTED = ("import sys, atexit, json\n"
          "    children.append(1)\n"
          "    start(self, *args)\n"
          "tensorflow_child.Child.__init__ = noted\n"
+         "in_child, stop = [], tensorflow_child.stop\n"
+         "def stopped(memo):\n"
+         "    child = memo.get(tensorflow_child.KEY)\n"
+         "    if isinstance(child, tensorflow_child.Child):\n"
+         "        in_child.append(child.submit(tensorflow_child.python_imported).result(60))\n"
+         "    stop(memo)\n"
+         "tensorflow_child.stop = stopped\n"
          "atexit.register(lambda: open('noted.json', 'w').write(json.dumps({\n"
-         "    'tensorflow': 'tensorflow' in sys.modules, 'children': len(children)})))\n"
+         "    'tensorflow': 'tensorflow' in sys.modules, 'children': len(children),\n"
+         "    'python_in_child': any(in_child)})))\n"
          "from graphfreeze_cli.main import main\n"
          "sys.argv[0] = 'freeze'\n"
          "main()\n")
@@ -191,7 +199,8 @@ NOTED = ("import sys, atexit, json\n"
 @pytest.fixture
 def freeze_noted():
     """freeze_noted(folder, *args) -> (CompletedProcess, {"tensorflow": imported in the
-    command's own process, "children": TensorFlow children started}): the `freeze` command in
+    command's own process, "children": TensorFlow children started, "python_in_child":
+    TensorFlow's Python API imported in one of them}): the `freeze` command in
     its own process, run in `folder` (`--with-tensorflow`: imported before the command runs)."""
     import json
     import sys

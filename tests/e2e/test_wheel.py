@@ -77,16 +77,25 @@ def test_the_headline_command(iris):
 def test_tensorflow_in_a_child_only(request, tmp_path, fixture, name, cwd, args, artifact):
     """Neither a Keras checkpoint to android (cnn_v2: BatchNorm conds, If branches), typed in
     its folder, nor a SavedModel folder to openvino (read by OpenVINO's frontend) needs
-    TensorFlow in freeze's own process: the installed package's TensorFlow child verifies."""
+    TensorFlow in freeze's own process: the installed package's TensorFlow child verifies,
+    through TensorFlow's C API (the wheel's `graph/c_library` finds the venv's library), its
+    Python API not imported there either."""
     shutil.copytree(request.getfixturevalue(fixture) / name, tmp_path / name)
     code = ("import sys, atexit\n"
             "atexit.register(lambda: print('TF here:', 'tensorflow' in sys.modules))\n"
+            "from graphfreeze.process import tensorflow_child as tc\n"
+            "stop = tc.stop\n"
+            "def stopped(memo):\n"
+            "    if isinstance(memo.get(tc.KEY), tc.Child):\n"
+            "        print('TF in child:', memo[tc.KEY].submit(tc.python_imported).result(60))\n"
+            "    stop(memo)\n"
+            "tc.stop = stopped\n"
             "from graphfreeze_cli.main import main\n"
             "sys.argv[0] = 'freeze'\n"
             "main()\n")
     done = run(WHEEL / "bin" / "python", "-c", code, *args, cwd=tmp_path / cwd, COLUMNS="200")
     assert done.returncode == 0, done.stderr
-    assert "TF here: False" in done.stdout
+    assert "TF here: False" in done.stdout and "TF in child: False" in done.stdout
     assert sidecar(tmp_path / artifact)["verification"]["passed"] is True
 
 
