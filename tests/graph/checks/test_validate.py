@@ -186,6 +186,7 @@ def test_placeholder_of_the_wrong_rank_is_refused(other_samples, check):
     ("_output_shapes", {"list": {}}),
     ("_class", {"list": {"type": [1, 3]}}),
     ("_class", {"list": {"s": ["bG9jOkBub3doZXJl"]}}),  # loc:@nowhere (base64: a bytes field)
+    ("_class", {"list": {"s": ["/w=="]}}),  # b"\xff": not text
 ])
 def test_broken_attrs_tensorflow_reads_on_import(other_samples, attr, value, check):
     from google.protobuf import json_format
