@@ -16,7 +16,11 @@ import threading
 
 from graphfreeze.graph.c_library import I64, Output, P, library
 from graphfreeze.graph.graphdefs import colocations, split_tensor
-from graphfreeze.graph.session import LEAN_CONFIG
+
+# tf.compat.v1.ConfigProto, serialized (tests/graph/test_c_session.py spells it out): grappler's
+# meta optimizer off, graph optimizer at L0 with function inlining, optimize_for_static_graph
+# (drops the session's graph copies); `session.lean_config` gives it to the Python API
+LEAN_CONFIG = bytes.fromhex("52141a0d18ffffffffffffffffff01200152039801018201026001")
 
 # what TensorFlow's client returns as plain numpy arrays: floats, integers, bool, complex
 _NUMERIC = {1, 2, 3, 4, 5, 6, 8, 9, 10, 14, 17, 18, 19, 22, 23}

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import sys
 
-# tf.compat.v1.ConfigProto, serialized (tests/graph/test_c_session.py spells it out): grappler's
-# meta optimizer off, graph optimizer at L0 with function inlining, optimize_for_static_graph
-# (drops the session's graph copies)
-LEAN_CONFIG = bytes.fromhex("52141a0d18ffffffffffffffffff01200152039801018201026001")
-
 
 def lean_config():
+    """`c_session.LEAN_CONFIG` as a ConfigProto."""
     import tensorflow as tf
+    from graphfreeze.graph.c_session import LEAN_CONFIG
 
     return tf.compat.v1.ConfigProto.FromString(LEAN_CONFIG)
 

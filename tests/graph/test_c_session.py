@@ -38,7 +38,7 @@ def _small_graph():
 
 def test_the_lean_config_is_what_it_says():
     import tensorflow as tf
-    from graphfreeze.graph.session import LEAN_CONFIG
+    from graphfreeze.graph.c_session import LEAN_CONFIG
 
     config = tf.compat.v1.ConfigProto()
     config.graph_options.rewrite_options.disable_meta_optimizer = True
