@@ -5,6 +5,7 @@ SavedModel's own signature (`reads`), the SavedModel folder read by that fronten
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError
@@ -50,7 +51,7 @@ def run(state, options: OpenVinoOptions):
     path = state.output_path
     paths = parts(path)
     temps = state.files.workdir(paths)
-    ov.save_model(model, temps[0], compress_to_fp16=options.compress_to_fp16)
+    _save(ov, model, temps, options.compress_to_fp16)
     sha256, size = artifact_digest(temps)
     ir_ops = [op.get_type_name() for op in model.get_ordered_ops()]
     extension = tokenizers.extension_ops(model)
@@ -75,6 +76,15 @@ def run(state, options: OpenVinoOptions):
                     "openvino_tokenizers` before creating the Core that reads it"]
                    if extension else [])))
     return dataclasses.replace(state, artifact=artifact)
+
+
+def _save(ov, model, temps: list[str], compress_to_fp16: bool) -> None:
+    """The IR at `temps` (`parts`' two names): OpenVINO writes only to a name ending in `.xml`
+    (the `.bin` is that name's stem + `.bin`), and reads any name; -o may give another."""
+    xml = temps[0] if temps[0].endswith(".xml") else temps[0] + ".xml"
+    ov.save_model(model, xml, compress_to_fp16=compress_to_fp16)
+    if xml != temps[0]:
+        os.replace(xml, temps[0])
 
 
 STAGE = Stage("export_openvino", run, "graph", "artifact", OpenVinoOptions,

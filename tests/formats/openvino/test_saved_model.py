@@ -105,3 +105,23 @@ def test_a_reference_that_dies_takes_the_full_route(source_cases, tmp_path, monk
     (written,) = convert(Request(str(folder / "tf1_savedmodel"), targets=("openvino",)))
     assert written.sidecar.verification["passed"]
     assert "openvino_read" not in written.sidecar.facts
+
+
+@pytest.mark.parametrize("source", ["tf1_savedmodel", "cnn_v2"])
+def test_an_output_name_without_xml_is_taken_on_both_routes(source_cases, samples, tmp_path,
+                                                             freeze_noted, source):
+    """`-o ir` (no `.xml`): OpenVINO writes only to `.xml` names but reads any, so the IR is
+    `ir` with `ir.bin` beside it, from the direct route (a SavedModel) and the full route (a
+    checkpoint, in its own folder), verified by reading it back."""
+    import openvino as ov
+
+    if source == "cnn_v2":
+        folder = shutil.copytree(samples / "cnn_v2", tmp_path / "cnn_v2")
+        args = ["--ckpt", "model.ckpt-200", "--outputs", "probs"]
+    else:
+        folder, args = _copy(source_cases, source, tmp_path), [source]
+    done, _ = freeze_noted(folder, *args, "--target", "openvino", "-o", "ir")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder.glob("ir*")) == ["ir", "ir.bin", "ir.json"]
+    assert json.loads((folder / "ir.json").read_text())["verification"]["passed"]
+    assert ov.Core().read_model(str(folder / "ir")).outputs
