@@ -48,10 +48,13 @@ class Request:
 
 
 def _expanded(request: Request, registry: Registry) -> Request:
-    """`request` with its path options (declared `path=True`) expanded."""
+    """`request` with its path options (declared `path=True`) expanded: those of the sources and
+    of the stages of the targets named (no other format imported)."""
     from graphfreeze.io.paths import expand_paths
 
-    keys = paths_of(registry.option_classes("stage")) | paths_of(registry.option_classes("source"))
+    stages = [registry.stage(use.use).options for name in {*request.targets, *request.target_options}
+              for use in registry.target(name).stages]
+    keys = paths_of(stages) | paths_of(registry.option_classes("source"))
     return dataclasses.replace(
         request, source_options=expand_paths(request.source_options, keys),
         stage_options=expand_paths(request.stage_options, keys),

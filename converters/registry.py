@@ -13,6 +13,7 @@ either). An entry point is loaded only when it is used.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import importlib
@@ -24,84 +25,15 @@ from typing import Any, NamedTuple
 
 from graphfreeze.errors import ConfigError
 from graphfreeze.io import tomlread as tomllib
-from graphfreeze.plugins import BUILTIN, Format, GraphPass, Source, Stage, StageUse, Target
+from graphfreeze.plugins import BUILTIN, Format, GraphPass, Source, Stage, Target
+from graphfreeze.registry_entries import checked, loaded, parse_target, provider_of
 
-SCHEMA_VERSION = 1
 # where jobs run: imported only when chosen, as plugin executors' entry points are
 BUILTIN_EXECUTORS = {"local": "graphfreeze.batch.executors.local:LocalExecutor",
                      "ray": "graphfreeze.batch.executors.ray_executor:RayExecutor"}
 GROUPS = {"stage": "graphfreeze.stages", "target": "graphfreeze.targets",
           "pass": "graphfreeze.passes", "source": "graphfreeze.sources",
           "format": "graphfreeze.formats", "executor": "graphfreeze.executors"}
-
-
-def parse_target(data: dict, where: str, provider: str = BUILTIN) -> Target:
-    """Validate the shape of a target declaration (stage names are resolved by the plan)."""
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise ConfigError(f"{where}: schema_version must be {SCHEMA_VERSION}, "
-                          f"got {data.get('schema_version')!r}")
-    for key in ("name", "description"):
-        if not isinstance(data.get(key), str) or not data[key]:
-            raise ConfigError(f"{where}: '{key}' must be a non-empty string")
-    unknown = set(data) - {"schema_version", "name", "description", "stages", "parameter"}
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {', '.join(sorted(unknown))}")
-    stages = data.get("stages")
-    if not isinstance(stages, list) or not stages:
-        raise ConfigError(f"{where}: 'stages' must be a non-empty list of {{ use = \"name\" }}")
-    uses = []
-    for i, entry in enumerate(stages):
-        if not isinstance(entry, dict) or not isinstance(entry.get("use"), str):
-            raise ConfigError(f"{where}: stages[{i}] needs use = \"stage_name\"")
-        uses.append(StageUse(entry["use"], {k: v for k, v in entry.items() if k != "use"}))
-    parameter = data.get("parameter")
-    if parameter is not None and not any(parameter in u.options for u in uses):
-        raise ConfigError(f"{where}: parameter '{parameter}' is an option of none of its stages")
-    return Target(data["name"], data["description"], tuple(uses), provider, parameter)
-
-
-def _made(cls: type):
-    """A checker for an entry point's value: a `cls` instance named as registered, or a
-    callable giving one."""
-
-    def check(value, name: str, what: str):
-        value = value() if callable(value) and not isinstance(value, cls) else value
-        if not isinstance(value, cls) or value.name != name:
-            raise ConfigError(f"{what}: the entry point must give a graphfreeze.plugins."
-                              f"{cls.__name__} named '{name}'")
-        return value
-
-    return check
-
-
-_stage, _pass, _format = _made(Stage), _made(GraphPass), _made(Format)
-
-
-def _source(value, name: str, what: str) -> Source:
-    value = value() if isinstance(value, type) else value
-    if not isinstance(value, Source) or value.name != name:
-        raise ConfigError(f"{what}: the entry point must give a graphfreeze.plugins.Source "
-                          f"named '{name}'")
-    return value
-
-
-def _executor(value, name: str, what: str) -> type:
-    if not isinstance(value, type) or getattr(value, "name", None) != name:
-        raise ConfigError(f"{what}: the entry point must give an executor class named '{name}'")
-    return value
-
-
-def _target(value, name: str, what: str, provider: str) -> Target:
-    value = value() if callable(value) else value
-    if isinstance(value, str | Path):
-        value = tomllib.loads(Path(value).read_text())
-    if not isinstance(value, dict):
-        raise ConfigError(f"{what}: the entry point must give a dict or a path to a target "
-                          "TOML file")
-    target = parse_target(value, what, provider)
-    if target.name != name:
-        raise ConfigError(f"{what} declares name '{target.name}'")
-    return target
 
 
 class Registry:
@@ -111,6 +43,7 @@ class Registry:
         self._tables: dict[str, dict[str, tuple[str, Any]]] = {kind: {} for kind in GROUPS}
         self._pending: dict[str, list] = {kind: [] for kind in GROUPS}  # loaders not yet run
         self._loading: set[str] = set()
+        self._homes: dict[tuple[str, str], str] = {}  # (kind, target/stage) -> its format
 
     @classmethod
     def default(cls, plugins: bool = True) -> Registry:
@@ -136,7 +69,7 @@ class Registry:
 
     def _builtin_target(self) -> None:
         for name in _builtin_format_names():
-            self.add_targets(f"graphfreeze.formats.{name}")
+            self.add_targets(f"graphfreeze.formats.{name}", home=name)
 
     def _builtin_executor(self) -> None:
         for name, ref in BUILTIN_EXECUTORS.items():  # imported when chosen
@@ -157,10 +90,10 @@ class Registry:
     def _plugins(self, kind: str) -> None:
         """`kind`'s entry points (a plugin format's targets too), loaded when used."""
         for ep in metadata.entry_points(group=GROUPS[kind]):
-            self.add(kind, ep.name, ep, _provider(ep))
+            self.add(kind, ep.name, ep, provider_of(ep))
         if kind == "target":
             for ep in metadata.entry_points(group=GROUPS["format"]):
-                self.add_targets(ep.module, _provider(ep))
+                self.add_targets(ep.module, provider_of(ep), ep.name)
 
     def _table(self, kind: str) -> dict[str, tuple[str, Any]]:
         """The `kind` table, its built-ins and plugins read first if they are not yet."""
@@ -174,8 +107,9 @@ class Registry:
                 self._loading.discard(kind)
         return self._tables[kind]
 
-    def add_targets(self, package: str, provider: str = BUILTIN) -> None:
-        """The targets in `package`'s `targets/*.toml` (found without importing it)."""
+    def add_targets(self, package: str, provider: str = BUILTIN, home: str = "") -> None:
+        """The targets in `package`'s `targets/*.toml` (found without importing it); `home`:
+        the format that package is, whose stages its targets use first."""
         try:
             spec = importlib.util.find_spec(package)
         except (ImportError, ValueError):
@@ -185,7 +119,9 @@ class Registry:
         for folder in folders:
             for path in sorted((Path(folder) / "targets").glob("*.toml")):
                 where = f"{package.rsplit('.', 1)[-1]}/targets/{path.name}"
-                self.add_target(parse_target(tomllib.loads(path.read_text()), where, provider))
+                target = parse_target(tomllib.loads(path.read_text()), where, provider)
+                self.add_target(target)
+                self._homes["target", target.name] = home
 
     def add(self, kind: str, name: str, value: Any, provider: str = BUILTIN) -> None:
         table = self._table(kind)
@@ -200,8 +136,12 @@ class Registry:
     def add_format(self, fmt: Format, provider: str = BUILTIN) -> None:
         """A format and its export stage."""
         self.add("format", fmt.name, fmt, provider)
+        self._add_stages(fmt, provider)
+
+    def _add_stages(self, fmt: Format, provider: str) -> None:
         for stage in (fmt.export, *fmt.stages):
             self.add_stage(stage, provider)
+            self._homes["stage", stage.name] = fmt.name
 
     def add_target(self, target: Target) -> None:
         self.add("target", target.name, target, target.provider)
@@ -226,27 +166,29 @@ class Registry:
             hint = f"; did you mean {close[0]}?" if close else ""
             raise ConfigError(f"unknown {kind} '{name}'{hint} ({plural}: {known})")
         provider, value = table[name]
-        if isinstance(value, _Builtin):
-            value = _format(getattr(importlib.import_module(value.module), value.attr), name,
-                            f"{value.module}.{value.attr}")  # named as its folder
-            table[name] = (provider, value)
-            for stage in (value.export, *value.stages):
-                self.add_stage(stage, provider)
+        if isinstance(value, _Builtin):  # named as its folder
+            value = checked("format", getattr(importlib.import_module(value.module), value.attr),
+                            name, f"{value.module}.{value.attr}", provider)
         elif isinstance(value, metadata.EntryPoint):
             what = f"{kind} '{name}' from {provider}"
-            value = _load(value, what)
-            value = _target(value, name, what, provider) if kind == "target" else \
-                {"stage": _stage, "pass": _pass, "source": _source, "format": _format,
-                 "executor": _executor}[kind](value, name, what)
-            table[name] = (provider, value)
-            if kind == "format":
-                for stage in (value.export, *value.stages):
-                    self.add_stage(stage, provider)
+            value = checked(kind, loaded(value, what), name, what, provider)
+        else:
+            return value
+        table[name] = (provider, value)
+        if kind == "format":
+            self._add_stages(value, provider)
         return value
 
     def stage(self, name: str) -> Stage:
+        """A stage by name; a format's stage is registered as its format loads: the formats
+        of the targets that use it first, then every format."""
+        homes = {self._homes.get(("target", t), "") for t, (_, value) in self._table("target").items()
+                 if isinstance(value, Target) and any(u.use == name for u in value.stages)}
+        for home in sorted(homes - {""}):
+            if name not in self._table("stage"):
+                self.format(home)
         if name not in self._table("stage"):
-            self.formats()  # a plugin format's export stage is registered as it loads
+            self.formats()
         return self._get("stage", name)
 
     def target(self, name: str) -> Target:
@@ -270,8 +212,12 @@ class Registry:
         return [self.format(n) for n in self.names("format")]
 
     def format_of(self, stage_name: str) -> Format | None:
-        """The format whose export stage `stage_name` is, if any (plugin formats loaded)."""
-        return next((f for f in self.formats() if f.export.name == stage_name), None)
+        """The format whose export stage `stage_name` is, if any."""
+        with contextlib.suppress(ConfigError):
+            self.stage(stage_name)  # (its format loaded)
+        home = self._homes.get(("stage", stage_name))
+        fmt = self.format(home) if home else None
+        return fmt if fmt is not None and fmt.export.name == stage_name else None
 
     def executor(self, name: str) -> type:
         return self._get("executor", name)
@@ -298,15 +244,3 @@ def _builtin_format_names() -> list[str]:
     from graphfreeze import formats
 
     return sorted(info.name for info in pkgutil.iter_modules(formats.__path__) if info.ispkg)
-
-
-def _provider(ep: metadata.EntryPoint) -> str:
-    dist = getattr(ep, "dist", None)
-    return f"{dist.name} ({ep.value})" if dist is not None else ep.value
-
-
-def _load(ep: metadata.EntryPoint, what: str):
-    try:
-        return ep.load()
-    except Exception as err:
-        raise ConfigError(f"{what}: cannot load entry point {ep.value} ({err})") from err

@@ -134,3 +134,26 @@ def test_each_kind_is_read_when_first_used():
     names, kinds, heavy = json.loads(run.stdout)
     assert "android" in names and "onnx" in names and "checkpoint" in kinds
     assert heavy == []
+
+
+def test_a_target_loads_its_own_format_only(sample, tmp_path):
+    """`freeze --target android` (the CLI, in the model's folder) imports the frozen_graph format
+    and no other; a stage no format brings has no format, found without loading any."""
+    import json
+    import subprocess
+
+    code = ("import atexit, json, sys\n"
+            "atexit.register(lambda: print(json.dumps(sorted({m.split('.')[2] for m in "
+            "sys.modules if m.startswith('graphfreeze.formats.')}))))\n"
+            "from graphfreeze_cli.main import main\n"
+            "main()")
+    folder = sample("cnn_v2")
+    run = subprocess.run([sys.executable, "-c", code, "--ckpt", "model.ckpt-200", "--outputs",
+                          "probs", "--no-verify", "-o", "out.pb"], cwd=folder,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.strip().splitlines()[-1]) == ["frozen_graph"]
+    registry = Registry.default()
+    assert registry.format_of("verify") is None and registry.format_of("export_onnx").name == "onnx"
+    assert registry.format_of("compile_npu") is None  # tflite's, not its export stage
+    assert registry.format_of("no_such_stage") is None
