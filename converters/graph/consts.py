@@ -45,7 +45,18 @@ def set_tensor(proto, value: np.ndarray) -> None:
     proto.tensor_shape.SetInParent()  # a scalar's shape present, as make_tensor_proto writes it
     for dim in value.shape:  # (OpenVINO's .pb reader misreads a Const without one)
         proto.tensor_shape.dim.add().size = dim
-    proto.tensor_content = np.ascontiguousarray(value).tobytes()
+    proto.tensor_content = _content(value)
+
+
+def _content(value: np.ndarray) -> bytes:
+    """The array's bytes: the `bytes` object it views when it views all of one in order (as a
+    checkpoint's tensor read by `proto.bundle` does), not a copy of them."""
+    base = value
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, bytes) and value.flags.c_contiguous and value.nbytes == len(base):
+        return base
+    return np.ascontiguousarray(value).tobytes()
 
 
 def _const_node(by_name: dict, tensor: str):

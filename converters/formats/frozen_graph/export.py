@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from graphfreeze.errors import OutputError
@@ -13,6 +14,7 @@ from graphfreeze.graph.serialize import PROTOBUF_LIMIT, check_public_ops, serial
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.graph.tables import init_node
 from graphfreeze.plugins import Format, Stage, always
+from graphfreeze.proto.dtypes import itemsize
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
 
@@ -28,21 +30,23 @@ def run(state, options: FrozenGraphOptions):
     graph_def = state.graph_def
     too_big = OutputError(f"{state.output_path}: the frozen graph is over the 2 GiB limit of one "
                           "protobuf (its weights are constants); use the server or onnx target")
-    if sum(n.attr["value"].tensor.ByteSize() for n in graph_def.node  # (no copy of the bytes)
-           if is_big_const(n)) > options.max_bytes:
+    big = [n.attr["value"].tensor for n in graph_def.node if is_big_const(n)]
+    if sum(map(_most, big)) > options.max_bytes and \
+            sum(t.ByteSize() for t in big) > options.max_bytes:
         raise too_big  # before writing anything; the exact size is checked as it streams
     check_public_ops(graph_def)
     digest, written = hashlib.sha256(), [0]
 
-    def chunks():
+    def chunks(hashing):
         for chunk in serialize_chunks(graph_def, topo_order(graph_def)):
-            digest.update(chunk)
+            hashing.submit(digest.update, chunk)
             written[0] += len(chunk)
             if written[0] > options.max_bytes:
                 raise too_big
             yield chunk
 
-    staged = state.files.put(state.output_path, chunks())  # hashed as it streams
+    with ThreadPoolExecutor(1) as hashing:  # hashed as it streams, beside it (hashlib frees the GIL)
+        staged = state.files.put(state.output_path, chunks(hashing))
     inputs, outputs = io_infos(state)
     needs, needs_lines = runtime_needs(graph_def)  # TF-Text's ops: tensorflow-text
     init = init_node(graph_def)
@@ -55,6 +59,15 @@ def run(state, options: FrozenGraphOptions):
         (f"android: feed({', '.join(repr_node(t) for t in inputs)}), "
          f"fetch({', '.join(repr_node(t) for t in outputs)})", *needs_lines))
     return dataclasses.replace(state, artifact=artifact)
+
+
+def _most(tensor) -> int:
+    """At most a number constant's bytes (its shape times its dtype's size; less if splat),
+    without reading them (upb's ByteSize serializes them); a string constant's ByteSize."""
+    count = itemsize(tensor.dtype)
+    for dim in tensor.tensor_shape.dim:
+        count *= dim.size
+    return count or tensor.ByteSize()
 
 
 def repr_node(info) -> str:

@@ -59,3 +59,29 @@ def test_graph_over_the_protobuf_limit_is_refused_before_writing(sample, tmp_pat
     else:
         raise AssertionError("a graph over max_bytes was written")
     assert list(out_dir.iterdir()) == []
+
+
+def test_a_splat_constant_is_judged_by_its_bytes_not_its_shape(tmp_path):
+    """The size check reads shapes first (upb's ByteSize would serialize every weight): a
+    constant of 4 MB by its shape but one value in the file is written under a 64 KB limit."""
+    from graphfreeze.convert import Request, convert
+    from graphfreeze.registry import Registry, parse_target
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [1000, 1000], name="x")
+        tf.add(x, tf.constant(0.5, shape=[1000, 1000]), name="y")
+    graph_def = graph.as_graph_def()
+    (const,) = [n for n in graph_def.node if n.op == "Const"]
+    assert const.attr["value"].tensor.ByteSize() < 100  # a splat: one value
+    (tmp_path / "splat.pb").write_bytes(graph_def.SerializeToString())
+    registry = Registry.default(plugins=False)
+    registry.add_target(parse_target({
+        "schema_version": 1, "name": "small-limit", "description": "android, 64 KB limit",
+        "stages": [{"use": "freeze_variables"}, {"use": "strip_training"},
+                   {"use": "optimize_for_inference"},
+                   {"use": "export_frozen_graph", "max_bytes": 65536}]}, "test"))
+    (written,) = convert(Request(source=str(tmp_path / "splat.pb"), outputs=("y",),
+                                 targets=("small-limit",), output=str(tmp_path / "out.pb"),
+                                 verify=False), registry)
+    assert 0 < (tmp_path / "out.pb").stat().st_size < 65536
