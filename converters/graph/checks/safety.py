@@ -125,7 +125,8 @@ class Library:
         self.memo: dict[str, tuple | None] = {}
 
     def callees(self, node) -> list[str]:
-        names = function_names_used(node.attr.values()) | ({node.op} & set(self.funcs))
+        names = function_names_used(node.attr.values())
+        names.add(node.op)
         return sorted(n for n in names if n in self.funcs)
 
     def find(self, node) -> tuple | None:
