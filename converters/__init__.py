@@ -3,14 +3,20 @@
 Importing it sets the environment TensorFlow reads when it is first imported (so the CLI, a
 Python caller and a worker process all get the same): tf.keras is tf_keras (Keras 2, what
 tensorflow-model-optimization needs; `.keras` files load with Keras 3 itself), and TensorFlow's
-C++ logs are quiet unless the caller set TF_CPP_MIN_LOG_LEVEL.
+C++ logs are quiet unless the caller set TF_CPP_MIN_LOG_LEVEL. OpenVINO's telemetry is off
+(imported after graphfreeze).
 """
 
 import os
+import sys
 from importlib.metadata import PackageNotFoundError, version
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# OpenVINO's converter sends usage events to Google Analytics (from forked processes) and keeps
+# a client id and counts in ~/intel unless the user opted out. With the module unimportable it
+# uses its own no-op stub, as when openvino-telemetry is not installed: nothing leaves the host.
+sys.modules.setdefault("openvino_telemetry", None)
 
 try:
     __version__ = version("graphfreeze")

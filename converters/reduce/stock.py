@@ -79,6 +79,7 @@ def converted(feeds):
 '''
 
 OPENVINO = '''
+sys.modules.setdefault("openvino_telemetry", None)  # OpenVINO's usage events off: its own stub
 import openvino as ov
 
 try:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -19,27 +17,10 @@ import pytest
 from graphfreeze.explain import overlay
 
 from ..batch.test_report_html import CHROMIUM, Browser
+from ..network_trap import Trap
 from .conftest import ENV, FREEZE
 
 WIDTH, HEIGHT, PANEL = 1400, 900, 1000  # Model Explorer's side panel starts right of x=1000
-
-
-class Trap:
-    """A proxy that answers nothing and counts who tried to reach the network through it."""
-
-    def __init__(self):
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port, self.hits = self.sock.getsockname()[1], []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.hits.append(conn.recv(200))
-            conn.close()
 
 
 def start_explain(folder: Path, *args: str, env=None) -> tuple[subprocess.Popen, list[str]]:
@@ -106,9 +87,7 @@ def _canvas_pixels(browser, color: str) -> int:
 
 def test_the_page_shows_the_graph_with_the_worst_node_highlighted(explained, browser):
     trap = Trap()
-    proxy = f"http://127.0.0.1:{trap.port}"
-    env = {**ENV, "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy,
-           "https_proxy": proxy, "NO_PROXY": "", "no_proxy": ""}
+    env = trap.proxied(ENV)
     began = time.monotonic()
     proc, lines = start_explain(explained, "out/model.ckpt-200.tflite", "--port", "0", env=env)
     try:
