@@ -190,12 +190,15 @@ def user_tmpdir():
 @contextlib.contextmanager
 def private_tempdir(name: str = "graphfreeze-run"):
     """Inside the block, temporary files (Python's tempfile, TMPDIR for libraries and child
-    processes: TensorFlow's autograph modules, tf2onnx, staging folders) go to a private_dir,
-    removed at the end: a run that is interrupted anywhere leaves nothing in /tmp, and one that
-    is killed outright is swept by the next."""
+    processes: TensorFlow's autograph modules, tf2onnx, staging folders; the caches and config
+    libraries would write in HOME, `_HOMES`) go to a private_dir, removed at the end: a run
+    that is interrupted anywhere leaves nothing in /tmp or HOME, and one that is killed
+    outright is swept by the next."""
     path = private_dir(name)
     saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    homes = {key: os.environ.get(key) for key in _HOMES}
     os.environ["TMPDIR"] = tempfile.tempdir = path
+    os.environ.update({key: os.path.join(path, folder) for key, folder in _HOMES.items()})
     _outer.append(saved[0])
     try:
         yield path
@@ -204,4 +207,14 @@ def private_tempdir(name: str = "graphfreeze-run"):
             _outer.pop()
             _set_tmpdir(saved[0])
             tempfile.tempdir = saved[1]
+            for key, value in homes.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
             remove(path)
+
+
+# what libraries write in the home folder when imported, in the private folder too: onnxruntime's
+# device id (~/.cache/Microsoft), Keras's keras.json (~/.keras)
+_HOMES = {"XDG_CACHE_HOME": "cache", "KERAS_HOME": "keras"}

@@ -76,34 +76,3 @@ def test_a_qat_model_runs_in_int8_and_is_judged_as_quantized(zoo, tmp_path, free
     assert check["passed"] and check["mean_tolerance"] == 0.05
     assert max(m["mean_abs_diff"] for m in check["metrics"].values()) < 0.01
 
-
-@pytest.mark.parametrize("route", ["checkpoint", "saved_model"])
-def test_converting_writes_nothing_in_home_and_reaches_no_network(samples, source_cases,
-                                                                  tmp_path, route):
-    """OpenVINO's converter sends usage events (Google Analytics, from forked processes) and
-    keeps a client id in ~/intel unless opted out: `freeze --target openvino` (in the model's
-    folder), by the full route and by OpenVINO reading the SavedModel, does neither."""
-    import os
-    import shutil
-    import subprocess
-    import sys
-
-    from ...network_trap import Trap
-
-    home = tmp_path / "home"
-    home.mkdir()
-    if route == "checkpoint":
-        folder = shutil.copytree(samples / "cnn_v2", tmp_path / "cnn_v2")
-        args = ["--ckpt", "model.ckpt-200", "--outputs", "probs"]
-    else:
-        folder = shutil.copytree(source_cases / "tf1_savedmodel", tmp_path / "tf1_savedmodel")
-        args = ["."]
-    trap = Trap()
-    try:
-        done = subprocess.run([sys.executable, "-m", "graphfreeze_cli.main", *args, "--target",
-                               "openvino", "-o", "ir.xml"], cwd=folder, capture_output=True,
-                              text=True, env=trap.proxied({**os.environ, "HOME": str(home)}))
-    finally:
-        trap.sock.close()
-    assert done.returncode == 0, done.stderr
-    assert (folder / "ir.xml").exists() and list(home.iterdir()) == [] and trap.hits == []
