@@ -3,7 +3,9 @@ what `ovc` runs) on the same original model: time and peak RSS, each run in a fr
 
 Ours is the whole `freeze ... --target openvino` (load, freeze, strip, optimize, convert, write,
 and verification against the original on OpenVINO's CPU runtime); OpenVINO's is convert + save
-on the original (SavedModel, Keras file, or a TF1 meta graph + checkpoint), with no verification.
+on the original (SavedModel, Keras file, or a TF1 meta graph + checkpoint), with no verification:
+as users run it (its telemetry on: usage events sent from forked processes) and with its
+telemetry off (`ov-quiet`, as graphfreeze runs it).
 
     python bench/bench_openvino.py [--zoo DIR] [--samples DIR] [--rounds N] [--markdown FILE]
         [--against NAME=PYTHONPATH ...]
@@ -38,7 +40,7 @@ def one(kind: str, model: dict, out: str, path: str = "") -> dict:
     `freeze`, of its largest process: itself or its TensorFlow child)."""
     start = time.monotonic()
     error = None
-    if kind != "ov":
+    if not kind.startswith("ov"):
         cli = [sys.executable, "-m", "graphfreeze_cli.main"] if path else [FREEZE]
         args = [*cli, model["path"], "--target", "openvino", "-o", out + "/", "--force"]
         args += [*model.get("args", []), *(["--no-verify"] if "--no-verify" in kind else [])]
@@ -48,6 +50,8 @@ def one(kind: str, model: dict, out: str, path: str = "") -> dict:
             error = (done.stderr.strip().splitlines() or ["?"])[-1]
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     else:
+        if kind == "ov-quiet":  # its telemetry off, as graphfreeze runs it
+            sys.modules["openvino_telemetry"] = None
         import openvino as ov
 
         try:
@@ -108,10 +112,10 @@ def main() -> None:
     args = parser.parse_args()
     checkouts = dict(a.split("=", 1) for a in args.against)
     rows = ["| model | ours (s, verified) | ours --no-verify (s) | ours peak RSS (MB) | "
-            "ov.convert_model (s) | its peak RSS (MB) | ours / ov | note |",
-            "|---|---|---|---|---|---|---|---|"]
+            "ov.convert_model (s) | its peak RSS (MB) | ours / ov | telemetry off: ov (s) | "
+            "ours / ov | note |", "|---|---|---|---|---|---|---|---|---|---|"]
     for model in models(Path(args.zoo), Path(args.samples), args.resnet50):
-        runs = {"ours": [], "ours --no-verify": [], "ov": []}
+        runs = {"ours": [], "ours --no-verify": [], "ov": [], "ov-quiet": []}
         runs.update({f"{name}{flag}": [] for name in checkouts for flag in ("", " --no-verify")})
         for _ in range(args.rounds):  # interleaved, so load changes hit every tool alike
             for kind in runs:
@@ -120,19 +124,22 @@ def main() -> None:
         t_fast = statistics.median(r["seconds"] for r in runs["ours --no-verify"])
         t_ours = statistics.median(r["seconds"] for r in ours)
         t_peer = statistics.median(r["seconds"] for r in peer)
+        t_quiet = statistics.median(r["seconds"] for r in runs["ov-quiet"])
         note = "; ".join(f"{k} failed: {r['error']}" for k, rs in runs.items()
                          for r in rs[:1] if r["error"])
-        ratio = f"{t_ours / t_peer:.2f}x" if not peer[0]["error"] and not ours[0]["error"] else "-"
+        both = not peer[0]["error"] and not ours[0]["error"]
+        ratio, quiet = (f"{t_ours / t:.2f}x" if both else "-" for t in (t_peer, t_quiet))
         rows.append(f"| {model['name']} | {t_ours:.1f} | {t_fast:.1f} | "
                     f"{max(r['rss_mb'] for r in ours):.0f} | "
-                    f"{t_peer:.1f} | {max(r['rss_mb'] for r in peer):.0f} | {ratio} | {note} |")
+                    f"{t_peer:.1f} | {max(r['rss_mb'] for r in peer):.0f} | {ratio} | "
+                    f"{t_quiet:.1f} | {quiet} | {note} |")
         print(rows[-1], flush=True)
         for name in checkouts:
             mine = [statistics.median(r["seconds"] for r in runs[f"{name}{flag}"])
                     for flag in ("", " --no-verify")]
             rows.append(f"| {model['name']}, {name} | {mine[0]:.1f} | {mine[1]:.1f} | "
                         f"{max(r['rss_mb'] for r in runs[name]):.0f} | | | "
-                        f"{mine[0] / t_peer:.2f}x | |")
+                        f"{mine[0] / t_peer:.2f}x | | {mine[0] / t_quiet:.2f}x | |")
             print(rows[-1], flush=True)
     text = "\n".join(rows) + f"\n\n{args.rounds} rounds, medians; load average " \
         f"{os.getloadavg()[0]:.1f} at the end; {os.cpu_count()} cores.\n"
