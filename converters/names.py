@@ -104,9 +104,12 @@ def resolve(graph_def, names: list[str], role: str, where: str,
     """Map user names to TensorRefs (a Keras layer's name, as `keras` named its ops (layer_names),
     to its output); an unknown name raises an InputError with suggestions."""
     by_name = nodes_by_name(graph_def)
-    refs = []
+    refs, given = [], {}
     for raw in names:
         name, shape = split_shape(raw, role)
+        if name.startswith("^"):
+            raise InputError(f"{role} '{name}': a control input's spelling; give the tensor, "
+                             f"'{name[1:]}'")
         node, index = split_tensor(name)
         if node not in by_name and ":" not in name:
             node, index = _layer_output(graph_def, by_name, node, role, where, keras) or \
@@ -118,6 +121,10 @@ def resolve(graph_def, names: list[str], role: str, where: str,
         if shape is not None and role != "input":
             raise InputError(f"{role} '{raw}': only --inputs take a shape; drop [..]")
         _check_index(graph_def, by_name[node], index, role, name, where)
+        if (node, index) in given:
+            raise InputError(f"{role} '{name}' is given twice (also as '{given[node, index]}'); "
+                             "give it once")
+        given[node, index] = name
         refs.append(TensorRef(node, index, shape))
     return refs
 

@@ -102,6 +102,24 @@ def test_prepare_refuses_the_input_as_output(other, registry):
                 registry)
 
 
+def test_a_folder_holding_the_model_is_refused_as_output(sample, tmp_path):
+    """`freeze --target server -o FOLDER --force` with the model inside FOLDER: the SavedModel
+    would replace the folder and the model with it. Refused (exit 4) from the model's folder,
+    its parent and as an absolute path; the checkpoint is untouched."""
+    folder = sample("iris")
+    before = sorted(p.name for p in folder.iterdir())
+    for cwd, ckpt, out in [(folder.parent, "iris/model.ckpt-200", "iris"),
+                           (folder, "model.ckpt-200", "."), (folder, "model.ckpt-200", ".."),
+                           (folder, "model.ckpt-200", str(folder))]:
+        done = subprocess.run([sys.executable, "-m", "graphfreeze_cli.main", "--ckpt", ckpt,
+                               "--outputs", "probs", "--target", "server", "--no-verify",
+                               "-o", out, "--force"], cwd=cwd, capture_output=True, text=True)
+        assert done.returncode == 4, done.stderr
+        assert done.stderr.strip().endswith("holds the input model ("
+                                            f"{folder / 'model.ckpt-200'}); choose another -o")
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
 @pytest.mark.parametrize("source,output", [
     ("./frozen.pb", "frozen.pb"),  # the same file, spelt two ways
     ("frozen.pb", "{other}/frozen.pb"),

@@ -30,6 +30,15 @@ def test_unknown_name_suggests_close_ones(graph_def):
         names.resolve(graph_def, ["prob"], "output", "m.meta")
 
 
+def test_a_name_given_twice_or_spelled_as_a_control_input_is_refused(graph_def):
+    with pytest.raises(InputError, match=r"^output 'probs:0' is given twice \(also as 'probs'\); "
+                                         "give it once$"):
+        names.resolve(graph_def, ["probs", "probs:0"], "output", "m.meta")
+    with pytest.raises(InputError, match=r"^input '\^x': a control input's spelling; give the "
+                                         "tensor, 'x'$"):
+        names.resolve(graph_def, ["^x"], "input", "m.meta")
+
+
 def test_flags_get_inference_values_and_are_not_inputs(graph_def):
     needed = {n.name for n in graph_def.node}
     flags = names.flag_nodes(graph_def, needed, set())

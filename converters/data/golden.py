@@ -10,6 +10,7 @@ import io
 import json
 
 from graphfreeze import __version__
+from graphfreeze.data.load import read_arrays
 from graphfreeze.errors import InputError
 from graphfreeze.io import storage
 
@@ -56,17 +57,12 @@ def _strings(value, info):
 def load(folder: str, inputs, outputs) -> tuple[dict, list, object]:
     """(feeds, expected outputs in `outputs` order, labels or None) from a golden folder; one
     made for another model names the first input or output that does not match."""
-    import numpy as np
 
     path = storage.join(folder, ARRAYS)
     if not storage.exists(path):
         raise InputError(f"{folder}: no {ARRAYS} (not a golden folder); make one with "
                          "--save-golden DIR")
-    try:
-        arrays = dict(np.load(io.BytesIO(storage.read_bytes(path)), allow_pickle=False))
-    except (ValueError, OSError, EOFError) as err:
-        raise InputError(f"{path}: not a readable golden file ({err}); save it again with "
-                         "--save-golden") from err
+    arrays = read_arrays(path, "save it again with --save-golden")
     feeds = {}
     for info in inputs:
         value = _strings(arrays.get(f"input:{info.name}"), info)

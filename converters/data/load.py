@@ -45,7 +45,7 @@ def load(path: str, infos, scaling) -> Dataset:
         raise InputError(f"{path}: not found; give an .npz, a folder of .npy/.npz files or a "
                          "folder of images")
     if not storage.isdir(path):
-        return _checked(_read_arrays(path), infos, path)
+        return _checked(read_arrays(path), infos, path)
     files = [(full, rel) for full, rel in storage.tree_files(path)
              if not os.path.basename(rel).startswith(".")]
     images = [(f, r) for f, r in files if r.lower().endswith(IMAGES)]
@@ -61,16 +61,20 @@ def load(path: str, infos, scaling) -> Dataset:
     return _checked(_folder_arrays(arrays, infos, path), infos, path)
 
 
-def _read_arrays(path: str) -> dict:
-    """{name: array} of one .npz, or {"": array} of one .npy."""
+def read_arrays(path: str, fix: str = "save one with numpy.savez") -> dict:
+    """{name: array} of one .npz, or {"": array} of one .npy; one numpy cannot read (another
+    kind of file, truncated, object arrays) is an InputError naming it, then `fix`."""
+    import zipfile
+    import zlib
+
     import numpy as np
 
     try:
         loaded = np.load(io.BytesIO(storage.read_bytes(path)), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as err:
-        raise InputError(f"{path}: not an .npz or .npy file ({err}); save one with numpy.savez") \
-            from err
-    return dict(loaded) if hasattr(loaded, "files") else {"": loaded}
+        return dict(loaded) if hasattr(loaded, "files") else {"": loaded}
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+        raise InputError(f"{path}: not an .npz or .npy file numpy reads "
+                         f"({' '.join(str(err).split())}); {fix}") from err
 
 
 def _folder_arrays(paths: list[str], infos, folder: str) -> dict:
@@ -81,8 +85,8 @@ def _folder_arrays(paths: list[str], infos, folder: str) -> dict:
     stems = {os.path.splitext(os.path.basename(p))[0]: p for p in paths}
     wanted = {_node(i.name) for i in infos} | {LABELS}
     if all(p.endswith(".npy") for p in paths) and set(stems) <= wanted and len(stems) > 1:
-        return {stem: _read_arrays(p)[""] for stem, p in stems.items()}
-    parts = [_read_arrays(p) for p in paths]
+        return {stem: read_arrays(p)[""] for stem, p in stems.items()}
+    parts = [read_arrays(p) for p in paths]
     keys = set(parts[0])
     for path, part in zip(paths, parts, strict=True):
         if set(part) != keys:

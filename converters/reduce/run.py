@@ -170,10 +170,10 @@ class _Job:
             if not str(data).endswith(".npz"):
                 raise InputError(f"{data}: reduce reads --verify-data as one .npz (one array per "
                                  "input, named like it)")
-            import numpy as np
+            from graphfreeze.data.load import read_arrays
 
-            with np.load(data) as arrays:
-                return {k.rsplit(":", 1)[0]: arrays[k] for k in arrays.files if k != "labels"}
+            arrays = read_arrays(str(data), "save one with numpy.savez, one array per input")
+            return {k.rsplit(":", 1)[0]: v for k, v in arrays.items() if k != "labels"}
         seed = self.verify_options.seed
         rows = max(ROWS, self.verify_options.batch_size)
         return {k.rsplit(":", 1)[0]: v for k, v in sample_inputs(self._infos(), rows,

@@ -72,6 +72,8 @@ def test_a_folder_of_images_is_decoded_resized_scaled_and_labelled_by_sub_folder
     ("empty", r"empty: an empty folder \(no .npz, .npy or image files"),
     ("image", r"bad.png: not a readable image"),
     ("not numpy", r"x.npz: not an .npz or .npy file"),
+    ("truncated", r"x.npz: not an .npz or .npy file numpy reads \(File is not a zip file\)"),
+    ("objects", r"x.npz: not an .npz or .npy file numpy reads \(Object arrays cannot be loaded"),
     ("labels", r"x.npz: 2 labels for 5 samples"),
     ("nothing", r"nowhere: not found"),
     ("mixed", r"images: has images both in class sub-folders and at its top \(loose.png\)"),
@@ -96,6 +98,11 @@ def test_bad_data_is_one_line_naming_the_file_and_the_input(tmp_path, case, mess
         infos = [IMAGE]
     elif case == "not numpy":
         path.write_text("hello")
+    elif case == "truncated":
+        np.savez(path, x=np.zeros((5, 4)))
+        path.write_bytes(path.read_bytes()[:200])
+    elif case == "objects":
+        np.savez(path, x=np.array([{"a": 1}] * 5, dtype=object))
     elif case == "labels":
         np.savez(path, x=np.zeros((5, 4)), labels=np.array([1, 2]))
     elif case == "nothing":

@@ -57,7 +57,7 @@ def test_sigkill_leaves_temporaries_the_next_run_removes(sample, freeze):
                                        "model.ckpt-200.savedmodel", "model.ckpt-200.savedmodel.json"]
 
 
-@pytest.mark.parametrize("target", ["android", "server", "tflite"])
+@pytest.mark.parametrize("target", ["android", "server", "tflite", "onnx", "openvino"])
 def test_full_disk_is_one_line_and_leaves_nothing(sample, freeze, mount, target):
     model_dir = sample("iris")
     disk = mount("-t tmpfs -o size=256k,nr_inodes=64 tmpfs")

@@ -5,6 +5,7 @@ SavedModel's own signature (`reads`), the SavedModel folder read by that fronten
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 from dataclasses import dataclass
 
@@ -51,7 +52,7 @@ def run(state, options: OpenVinoOptions):
     path = state.output_path
     paths = parts(path)
     temps = state.files.workdir(paths)
-    _save(ov, model, temps, options.compress_to_fp16)
+    _save(ov, model, temps, path, options.compress_to_fp16)
     sha256, size = artifact_digest(temps)
     ir_ops = [op.get_type_name() for op in model.get_ordered_ops()]
     extension = tokenizers.extension_ops(model)
@@ -78,11 +79,18 @@ def run(state, options: OpenVinoOptions):
     return dataclasses.replace(state, artifact=artifact)
 
 
-def _save(ov, model, temps: list[str], compress_to_fp16: bool) -> None:
-    """The IR at `temps` (`parts`' two names): OpenVINO writes only to a name ending in `.xml`
-    (the `.bin` is that name's stem + `.bin`), and reads any name; -o may give another."""
+def _save(ov, model, temps: list[str], path: str, compress_to_fp16: bool) -> None:
+    """The IR of `path` at `temps` (`parts`' two names): OpenVINO writes only to a name ending
+    in `.xml` (the `.bin` is that name's stem + `.bin`), and reads any name; -o may give
+    another. A failed write is `path`'s one line (disk full: said as the other formats say it)."""
     xml = temps[0] if temps[0].endswith(".xml") else temps[0] + ".xml"
-    ov.save_model(model, xml, compress_to_fp16=compress_to_fp16)
+    try:
+        ov.save_model(model, xml, compress_to_fp16=compress_to_fp16)
+    except RuntimeError as err:  # its C++ stream errors name no cause: the disk's is said
+        disk = os.statvfs(os.path.dirname(xml))
+        if disk.f_bavail * disk.f_frsize < (1 << 20):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)) from err
+        raise storage.write_error(path, err) from err
     if xml != temps[0]:
         os.replace(xml, temps[0])
 

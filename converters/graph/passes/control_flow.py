@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tensorflow.core.framework import graph_pb2, node_def_pb2
 
+from graphfreeze.errors import InputError
 from graphfreeze.graph.composites import composite_functions
 from graphfreeze.graph.consts import const_value, make_const
 from graphfreeze.graph.graphdefs import (
@@ -70,7 +71,8 @@ def resolve_switches(graph_def, keep: list[str], owned: bool = False) -> graph_p
         return graph_def
     for name in keep:
         if name in dead_nodes:
-            raise ValueError(f"output '{name}' is only computed on the training branch")
+            raise InputError(f"output '{name}' is only computed on the training branch (the "
+                             "flags are folded to inference); give an output inference computes")
     graph = rewire(replace_nodes(graph_def, list(replaced.values()), owned=owned), mapping,
                    drop=dead_nodes | resolved, owned=True)
     return extract(graph, keep, owned=True)

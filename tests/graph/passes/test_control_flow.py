@@ -59,3 +59,21 @@ def test_function_calls_are_inlined(build, run):
     inlined = inline_calls(graph, ["y", "x"])
     assert not {"PartitionedCall", "StatefulPartitionedCall"} & set(op_counts(inlined))
     np.testing.assert_allclose(run(inlined, {"x:0": [1, 2, 3]}, "y:0"), [2, 4, 6])
+
+
+def test_an_output_only_the_training_branch_computes_is_one_line(sample):
+    """cnn_v1's BatchNorm `cond` on keras_learning_phase: its training branch's switch output,
+    given as --outputs in the model's folder, is exit 3 naming it (it was a ValueError, exit 1)."""
+    import subprocess
+    import sys
+
+    folder = sample("cnn_v1")
+    name = "sequential/batch_normalization/cond/switch_t"
+    done = subprocess.run([sys.executable, "-m", "graphfreeze_cli.main", "--ckpt",
+                           "model.ckpt-200", "--outputs", name, "--no-verify"], cwd=folder,
+                          capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip() == (f"error: output '{name}' is only computed on the training "
+                                   "branch (the flags are folded to inference); give an output "
+                                   "inference computes")
+    assert not list(folder.glob("*.pb"))

@@ -91,6 +91,11 @@ def test_changed_foreign_and_hostile_files_are_one_line(written, hostile_models,
                                                 "output:leak:0": np.zeros(3, np.float32)})
     result = freeze("verify", hostile, "--golden", tmp_path / "hg")
     assert result.exit_code == 3 and "ReadFile" in result.output, result.output
+    golden = tmp_path / "hg" / "golden.npz"
+    golden.write_bytes(golden.read_bytes()[:100])  # a truncated golden file: one line, exit 3
+    result = freeze("verify", hostile, "--golden", tmp_path / "hg")
+    assert result.exit_code == 3 and "golden.npz: not an .npz or .npy file numpy reads (File " \
+        "is not a zip file); save it again with --save-golden" in result.output, result.output
     garbage = tmp_path / "g.onnx"  # bytes that are no ONNX model, behind a sidecar that fits them
     garbage.write_bytes(b"not an onnx model")
     car = json.loads((written / "model.ckpt-200.onnx.json").read_text())
