@@ -157,15 +157,13 @@ def initial_state(request: Request, model, memo: dict | None = None) -> State:
     from graphfreeze.graph.graphdefs import extract, reachable
 
     needed = reachable(model.graph_def, [o.node for o in outputs], [i.node for i in given])
-    for ref in given:
-        if ref.node not in needed:
-            raise InputError(f"input '{ref.name}' is not needed by outputs "
-                             f"{', '.join(wanted)} in {where}; drop it from --inputs")
     if not given and not request.outputs and model.default_inputs:
         # the model's own inputs (as named), those its own outputs use
         own = names.resolve(model.graph_def, model.default_inputs, "input", where, keras)
         given = [ref for ref in own if ref.node in needed]
     flags = names.flag_nodes(model.graph_def, needed, {i.node for i in given})
+    names.check_fed(model.graph_def, needed, given if request.inputs else (), flags,
+                    f"outputs {', '.join(wanted)} in {where}")
     inputs = given or names.default_inputs(model.graph_def, outputs, set(flags))
     notes = {}
     keep = [t.node for t in (*outputs, *inputs)]

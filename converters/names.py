@@ -129,6 +129,25 @@ def resolve(graph_def, names: list[str], role: str, where: str,
     return refs
 
 
+FED_OPS = ("Placeholder", "PlaceholderV2")  # (a PlaceholderWithDefault need not be fed)
+
+
+def check_fed(graph_def, needed: set[str], given, flags: dict, outputs: str) -> None:
+    """The --inputs `given` are what the `outputs` need (`needed`): each one needed, and every
+    placeholder needed given or a flag (else it would stay a placeholder nothing feeds). None
+    given: no check (the inputs are found)."""
+    for ref in given:
+        if ref.node not in needed:
+            raise InputError(f"input '{ref.name}' is not needed by {outputs}; drop it from "
+                             "--inputs")
+    fed = {ref.node for ref in given} | set(flags)
+    missed = sorted(n.name for n in graph_def.node if given and n.op in FED_OPS and
+                    n.name in needed and n.name not in fed)
+    if missed:
+        raise InputError(f"{outputs} need placeholder '{missed[0]}', which --inputs does not "
+                         "name; add it to --inputs (or leave --inputs out)")
+
+
 def _layer_output(graph_def, by_name: dict, layer: str, role: str, where: str,
                   keras: str | None) -> tuple[str, int] | None:
     """The tensor Keras layer `layer` outputs (the one tensor of its ops, computed from the

@@ -24,6 +24,8 @@ import sys
 import threading
 from concurrent.futures import Future
 
+from graphfreeze.proto.ops import tensorflow_imported
+
 KEY = "tensorflow_child"
 # the child's program; the working directory (the model's folder) is not on its import path
 _MAIN = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
@@ -205,19 +207,19 @@ def call(memo: dict, fn, *args):
     return submit(memo, fn, *args).result() if _child(memo) is not None else fn(*args)
 
 
-def python_imported() -> bool:
-    """Whether TensorFlow's Python API is imported (not still importing)."""
-    module = sys.modules.get("tensorflow")
-    return module is not None and not getattr(module.__spec__, "_initializing", False)
+python_imported = tensorflow_imported  # (called in the child by name)
 
 
-def _one_import_at_a_time() -> None:
-    """Two calls importing TensorFlow's Python API at once deadlock in the import system (one
-    holds `tensorflow`'s module lock and waits for a submodule's, the other the reverse). So in
-    the child, the first import of any `tensorflow` module imports `tensorflow` itself first,
-    under one lock; the others wait for it."""
+def one_import_at_a_time() -> None:
+    """Two threads importing TensorFlow's Python API at once deadlock in the import system (one
+    holds `tensorflow`'s module lock and waits for a submodule's, the other the reverse). So
+    (in the child, and in the parent once a stage's thread may import it) the first import of
+    any `tensorflow` module imports `tensorflow` itself first, under one lock; the others wait
+    for it. Installed once per process."""
     import builtins
 
+    if getattr(builtins.__import__, "one_at_a_time", False):
+        return
     once = threading.RLock()
     plain = builtins.__import__
 
@@ -227,6 +229,7 @@ def _one_import_at_a_time() -> None:
                 plain("tensorflow")
         return plain(name, globals, locals, fromlist, level)
 
+    guarded.one_at_a_time = True
     builtins.__import__ = guarded
 
 
@@ -247,7 +250,7 @@ def serve() -> None:
     quiet_when_imported()
     c_library.load()
     lock = threading.Lock()
-    _one_import_at_a_time()
+    one_import_at_a_time()
 
     def answer(key, call) -> None:
         try:

@@ -35,10 +35,16 @@ def attr_value(node, op_def, name: str):
                  a.HasField("default_value")), None)
 
 
+def tensorflow_imported() -> bool:
+    """Whether TensorFlow's Python API is imported (not still importing, in another thread)."""
+    module = sys.modules.get("tensorflow")
+    return module is not None and not getattr(module.__spec__, "_initializing", False)
+
+
 def op_def(op: str):
     """The OpDef of op type `op` (None: not defined): TensorFlow's live registry once TensorFlow
     is imported (it may have loaded op libraries since), else the snapshot."""
-    if "tensorflow" not in sys.modules:
+    if not tensorflow_imported():
         return _snapshot().get(op)
     from tensorflow.python.framework import op_def_registry
 

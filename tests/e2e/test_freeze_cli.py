@@ -103,6 +103,30 @@ def test_explicit_inputs_cut_the_graph(sample, freeze, tmp_path):
     assert sidecar["verification"]["passed"]
 
 
+def test_a_flag_placeholder_given_as_input_is_fed_and_inputs_must_cover_every_placeholder(
+        sample):
+    """iris's dnn/keep_prob (a PlaceholderWithDefault) in --inputs, in the model's folder: it
+    becomes a Placeholder, fed (its default was cut away: TensorFlow refused the graph, exit 1);
+    --inputs that leave out the placeholder x the outputs need are one line, exit 3."""
+    import subprocess
+    import sys
+
+    folder = sample("iris")
+    run = [sys.executable, "-m", "graphfreeze_cli.main", "--ckpt", "model.ckpt-200", "--outputs",
+           "probs", "--inputs"]
+    done = subprocess.run([*run, "x,dnn/keep_prob"], cwd=folder, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    car = json.loads((folder / "model.ckpt-200.pb.json").read_text())
+    assert [i["name"] for i in car["inputs"]] == ["x:0", "dnn/keep_prob:0"]
+    assert car["verification"]["passed"] and "PlaceholderWithDefault" not in car["op_counts"]
+    done = subprocess.run([*run, "dnn/keep_prob", "-o", "other.pb"], cwd=folder,
+                          capture_output=True, text=True)
+    assert done.returncode == 3 and done.stderr.strip() == (
+        "error: outputs probs in model.ckpt-200.meta need placeholder 'x', which --inputs does "
+        "not name; add it to --inputs (or leave --inputs out)")
+    assert not (folder / "other.pb").exists()
+
+
 def test_unneeded_input_is_refused(sample, freeze):
     result = freeze("--ckpt", sample("iris"), "--inputs", "y", "--outputs", "probs")
     assert result.exit_code == 3

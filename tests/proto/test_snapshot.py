@@ -112,3 +112,25 @@ def test_graphs_read_and_written_without_tensorflow_are_tensorflows(other_sample
         subprocess.run([sys.executable, "-c", FREE, kind, str(path), str(out)], check=True)
         theirs = classes[kind].FromString(path.read_bytes())
         assert out.read_bytes() == theirs.SerializeToString(deterministic=True), path
+
+
+def test_op_def_reads_the_snapshot_while_another_thread_imports_tensorflow():
+    """A stage's thread importing TensorFlow (verify data's images) while the export asks for an
+    op's definition: importing TensorFlow's registry then would race that import (a
+    _DeadlockError or a half-made module, 1 run in 10); the snapshot answers until it is done."""
+    code = ("import sys, threading, time\n"
+            "from graphfreeze.proto import ops\n"
+            "from graphfreeze.process.tensorflow_child import one_import_at_a_time\n"
+            "one_import_at_a_time()\n"
+            "thread = threading.Thread(target=__import__, args=('tensorflow',))\n"
+            "thread.start()\n"
+            "while 'tensorflow' not in sys.modules:\n"
+            "    time.sleep(0.0005)\n"
+            "during = ops.op_def('Const').name, ops.tensorflow_imported(), "
+            "'tensorflow.python.framework.op_def_registry' in sys.modules\n"
+            "thread.join()\n"
+            "print(during, ops.tensorflow_imported(), ops.op_def('Const').name)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "('Const', False, False) True Const"

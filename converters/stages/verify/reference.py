@@ -155,9 +155,12 @@ def prepare(state, options: VerifyOptions) -> None:
     TensorFlow's C++ with the GIL released); `shared` collects it."""
     from concurrent.futures import Future, ThreadPoolExecutor
 
+    from graphfreeze.process.tensorflow_child import one_import_at_a_time
+
     key = _key(options)
     if key in state.memo:
         return
+    one_import_at_a_time()  # (the thread may import TensorFlow, reading images, as a stage does)
     inputs = Future()
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference")
     state.memo[key] = _Pending(inputs, executor.submit(_compute, state, options,
