@@ -12,6 +12,18 @@ def test_locate_prefix_dir_and_file_suffixes(samples):
     assert locate(str(model_dir), step=200).prefix == prefix
 
 
+def test_a_prefix_spelled_with_a_double_slash_finds_its_shards(sample):
+    """`--ckpt iris//model.ckpt-200` (typed, or joined by a script): its data shard is found
+    (it was "shard missing"); a shard that is really missing is still said."""
+    model_dir = sample("iris")
+    prefix = f"{model_dir}//model.ckpt-200"
+    assert CheckpointModel(prefix).prefix == prefix
+    next(model_dir.glob("*.data-*")).rename(model_dir / "model.ckpt-200.data-00000-of-00002")
+    with pytest.raises(InputError, match=r"model.ckpt-200.data-00001-of-00002: checkpoint data "
+                                         "shard missing; copy all 2 shards"):
+        CheckpointModel(prefix)
+
+
 def test_state_file_naming_a_missing_checkpoint(sample):
     model_dir = sample("iris")
     (model_dir / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-7"\n')
