@@ -125,15 +125,17 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     paths = output_paths(request, plans, source.stem(request.source, options))
     sidecars = {t: p + ".json" for t, p in paths.items()}
     inputs = {_real(p) for p in [request.source, *source.files(request.source, options)]}
-    for path in [*paths.values(), *sidecars.values(), *beside(plans, paths)]:
-        real = _real(path)
-        if real in inputs:
+    outputs = [*paths.values(), *sidecars.values(), *beside(plans, paths)]
+    for path in outputs:
+        if (real := _real(path)) in inputs:
             raise OutputError(f"{path}: is a file of the input model; choose another -o")
         inside = next((i for i in sorted(inputs) if i.startswith(real.rstrip("/") + "/")), None)
         if inside:  # (a folder artifact replaces the folder: the model would go with it)
             raise OutputError(f"{path}: holds the input model ({inside}); choose another -o")
-    storage.check_writable([*paths.values(), *sidecars.values(), *beside(plans, paths)],
-                           request.force)
+        if path in paths.values() and not request.force and storage.isdir(path):
+            raise OutputError(f"{path}: already exists (a folder); pass --force to replace it, "
+                              f"or -o {path.rstrip('/')}/ to write into it")  # (meant `path/`?)
+    storage.check_writable(outputs, request.force)
     return Prepared(request, registry, source, options, plans, paths, sidecars)
 
 
