@@ -123,7 +123,8 @@ def accuracy_failure(result: dict | None, options: VerifyOptions) -> str | None:
         return None
     if result is None:
         raise InputError("--max-accuracy-drop needs labelled data: a `labels` array in the "
-                         "--verify-data .npz, or images in one sub-folder per class")
+                         "--verify-data .npz, images in one sub-folder per class, or (freeze "
+                         "verify) a --golden folder saved from such data")
     if result["drop"] > allowed + 1e-12:
         return (f"top-1 accuracy {result['artifact']:.1%} against the original's "
                 f"{result['original']:.1%} (drop {result['drop']:.2%}, allowed {allowed:.2%})")
