@@ -133,8 +133,8 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
         if inside:  # (a folder artifact replaces the folder: the model would go with it)
             raise OutputError(f"{path}: holds the input model ({inside}); choose another -o")
         if path in paths.values() and not request.force and storage.isdir(path):
-            raise OutputError(f"{path}: already exists (a folder); pass --force to replace it, "
-                              f"or -o {path.rstrip('/')}/ to write into it")  # (meant `path/`?)
+            raise OutputError(f"{path}: already exists (a folder); give -o {path}/ to write "
+                              "into it (--force replaces a folder artifact's folder)")
     storage.check_writable(outputs, request.force)
     return Prepared(request, registry, source, options, plans, paths, sidecars)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from graphfreeze.errors import InputError
 from graphfreeze.graph.graphdefs import consumers, nodes_by_name, reachable, split_tensor
 from graphfreeze.graph.layer_names import layer_members
-from graphfreeze.graph.ops import PLACEHOLDER_OPS
+from graphfreeze.graph.ops import FED_OPS, PLACEHOLDER_OPS
 
 # Last name component -> inference value, for scalar flags that must not become inputs.
 FLAG_VALUES = {
@@ -121,15 +121,11 @@ def resolve(graph_def, names: list[str], role: str, where: str,
         if shape is not None and role != "input":
             raise InputError(f"{role} '{raw}': only --inputs take a shape; drop [..]")
         _check_index(graph_def, by_name[node], index, role, name, where)
-        if (node, index) in given:
-            raise InputError(f"{role} '{name}' is given twice (also as '{given[node, index]}'); "
-                             "give it once")
+        if (node, index) in given:  # one tensor named twice (`probs,probs:0`, or a signature's
+            continue  # two keys): once
         given[node, index] = name
         refs.append(TensorRef(node, index, shape))
     return refs
-
-
-FED_OPS = ("Placeholder", "PlaceholderV2")  # (a PlaceholderWithDefault need not be fed)
 
 
 def check_fed(graph_def, needed: set[str], given, flags: dict, outputs: str) -> None:
@@ -140,9 +136,11 @@ def check_fed(graph_def, needed: set[str], given, flags: dict, outputs: str) -> 
         if ref.node not in needed:
             raise InputError(f"input '{ref.name}' is not needed by {outputs}; drop it from "
                              "--inputs")
+    if not given:
+        return
     fed = {ref.node for ref in given} | set(flags)
-    missed = sorted(n.name for n in graph_def.node if given and n.op in FED_OPS and
-                    n.name in needed and n.name not in fed)
+    missed = sorted(n.name for n in graph_def.node
+                    if n.op in FED_OPS and n.name in needed and n.name not in fed)
     if missed:
         raise InputError(f"{outputs} need placeholder '{missed[0]}', which --inputs does not "
                          "name; add it to --inputs (or leave --inputs out)")

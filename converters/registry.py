@@ -182,6 +182,8 @@ class Registry:
     def stage(self, name: str) -> Stage:
         """A stage by name; a format's stage is registered as its format loads: the formats
         of the targets that use it first, then every format."""
+        if name in self._table("stage"):
+            return self._get("stage", name)
         homes = {self._homes.get(("target", t), "") for t, (_, value) in self._table("target").items()
                  if isinstance(value, Target) and any(u.use == name for u in value.stages)}
         for home in sorted(homes - {""}):

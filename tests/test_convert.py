@@ -94,8 +94,8 @@ def test_prepare_refuses_an_existing_output_unless_forced(sample, registry):
 def test_an_existing_folder_as_o_suggests_writing_into_it(sample, tmp_path, registry):
     (tmp_path / "models").mkdir()
     request = Request(source=str(sample("iris")), output=str(tmp_path / "models"))
-    with pytest.raises(OutputError, match=r"models: already exists \(a folder\); pass --force to "
-                                          r"replace it, or -o .*models/ to write into it$"):
+    with pytest.raises(OutputError, match=r"models: already exists \(a folder\); give -o .*models/ "
+                                          r"to write into it \(--force replaces a folder "):
         prepare(request, registry)
     written = prepare(Request(source=request.source, output=request.output + "/"), registry)
     assert written.paths == {"android": str(tmp_path / "models" / "model.ckpt-200.pb")}

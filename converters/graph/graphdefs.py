@@ -237,7 +237,10 @@ def function_names_used(attr_values: Iterable) -> set[str]:
 
 def callees(node, funcs: dict) -> set[str]:
     """The library functions `node` calls: through a function attribute, or as its op."""
-    return function_names_used(node.attr.values()) | ({node.op} & funcs.keys())
+    names = function_names_used(node.attr.values())
+    if node.op in funcs:
+        names.add(node.op)
+    return names
 
 
 def functions_reached(funcs: dict, nodes: Iterable[NodeDef]) -> set[str]:

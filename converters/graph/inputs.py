@@ -51,10 +51,10 @@ def _inputs_as_placeholders(cut_graph, original, inputs):
     from graphfreeze.graph.ops import PLACEHOLDER_OPS
 
     by_name = {n.name: n for n in cut_graph.node}
-    for ref in inputs:  # its default cut away (stop_at): fed, it is a Placeholder (same attrs)
+    for ref in inputs:  # what it read was cut away (stop_at): fed, a Placeholder (same attrs)
         node = by_name[ref.node]
-        if node.op == "PlaceholderWithDefault" and ref.index == 0:
-            node.op = "Placeholder"
+        if node.op in PLACEHOLDER_OPS:
+            node.op = "Placeholder" if node.op == "PlaceholderWithDefault" else node.op
             del node.input[:]
     cut = [t for t in inputs if by_name[t.node].op not in PLACEHOLDER_OPS]
     if not cut:

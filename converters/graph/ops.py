@@ -2,6 +2,7 @@
 pass's own patterns) stay in that pass."""
 
 PLACEHOLDER_OPS = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault")
+FED_OPS = PLACEHOLDER_OPS[:2]  # placeholders a run must feed (not one with a default)
 VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
 SWITCH_OPS = ("Switch", "RefSwitch")
 MERGE_OPS = ("Merge", "RefMerge")

@@ -29,7 +29,9 @@ def glob(prefix: str, pattern: str) -> list[str]:
         return sorted(_gfile().glob(prefix + pattern))
     import glob as _glob
 
-    return sorted(_glob.glob(_glob.escape(prefix) + pattern))
+    name = os.path.basename(prefix)  # (glob spells the folder its own way: `a//b` as `a/b`)
+    return sorted(prefix + os.path.basename(found)[len(name):]
+                  for found in _glob.glob(_glob.escape(prefix) + pattern))
 
 
 def exists(path: str) -> bool:

@@ -164,11 +164,11 @@ def private_dir(name: str) -> str:
 _outer: list[str | None] = []  # TMPDIR as each open private_tempdir found it, outermost first
 
 
-def _set_tmpdir(value: str | None) -> None:
+def _set_tmpdir(value: str | None, key: str = "TMPDIR") -> None:
     if value is None:
-        os.environ.pop("TMPDIR", None)
+        os.environ.pop(key, None)
     else:
-        os.environ["TMPDIR"] = value
+        os.environ[key] = value
 
 
 @contextlib.contextmanager
@@ -196,9 +196,9 @@ def private_tempdir(name: str = "graphfreeze-run"):
     outright is swept by the next."""
     path = private_dir(name)
     saved = os.environ.get("TMPDIR"), tempfile.tempdir
-    homes = {key: os.environ.get(key) for key in _HOMES}
+    homes = {key: os.environ.get(key) for key in _HOMES if _writes_home(key)}
     os.environ["TMPDIR"] = tempfile.tempdir = path
-    os.environ.update({key: os.path.join(path, folder) for key, folder in _HOMES.items()})
+    os.environ.update({key: os.path.join(path, _HOMES[key]) for key in homes})
     _outer.append(saved[0])
     try:
         yield path
@@ -208,13 +208,19 @@ def private_tempdir(name: str = "graphfreeze-run"):
             _set_tmpdir(saved[0])
             tempfile.tempdir = saved[1]
             for key, value in homes.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+                _set_tmpdir(value, key)
             remove(path)
 
 
 # what libraries write in the home folder when imported, in the private folder too: onnxruntime's
 # device id (~/.cache/Microsoft), Keras's keras.json (~/.keras)
 _HOMES = {"XDG_CACHE_HOME": "cache", "KERAS_HOME": "keras"}
+
+
+def _writes_home(key: str) -> bool:
+    """Whether a library would write in the folder `key` names: always for the cache; Keras
+    only when it has no keras.json yet (one the user has is read, and keeps its say)."""
+    if key != "KERAS_HOME":
+        return True
+    folder = os.environ.get(key) or os.path.join(os.path.expanduser("~"), ".keras")
+    return not os.path.exists(os.path.join(folder, "keras.json"))

@@ -123,10 +123,9 @@ def _check_files(prefix: str) -> None:
         raise InputError(f"{prefix}.data-00000-of-00001: checkpoint data file not found; "
                          "copy all .data-* files beside the .index")
     total = int(shards[0].rsplit("-of-", 1)[1])
-    found = {storage.basename(s) for s in shards}  # (glob's spelling of the folder may differ)
     for shard in range(total):
         name = f"{prefix}.data-{shard:05d}-of-{total:05d}"
-        if storage.basename(name) not in found:
+        if name not in shards:
             raise InputError(f"{name}: checkpoint data shard missing; copy all {total} shards")
 
 
@@ -134,10 +133,9 @@ def _check_v1_shards(prefix: str, files: list[str]) -> None:
     if files == [prefix]:
         return
     total = int(files[0].rsplit("-of-", 1)[1])
-    found = {storage.basename(f) for f in files}
     for shard in range(total):
         name = f"{prefix}-{shard:05d}-of-{total:05d}"
-        if storage.basename(name) not in found:
+        if name not in files:
             raise InputError(f"{name}: checkpoint shard missing; copy all {total} shards")
 
 

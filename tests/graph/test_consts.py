@@ -23,3 +23,10 @@ def test_the_content_is_the_arrays_bytes_in_c_order(value):
     set_tensor(proto, value)
     assert proto.tensor_content == np.ascontiguousarray(value).tobytes()
     assert [d.size for d in proto.tensor_shape.dim] == list(value.shape)
+
+
+def test_a_whole_view_of_bytes_is_taken_as_they_are():
+    from graphfreeze.graph.consts import _content
+
+    assert _content(WHOLE) is DATA and _content(WHOLE.reshape(6, 4)) is DATA
+    assert _content(WHOLE[1:]) is not DATA and _content(WHOLE.transpose(2, 0, 1)) is not DATA

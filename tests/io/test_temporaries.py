@@ -72,3 +72,20 @@ def test_a_private_tempdir_takes_temporary_files_and_is_removed(tmp_path, monkey
         tempfile.mkdtemp(prefix="graphfreeze-job-")
     assert os.listdir(tmp_path) == [] and os.environ["TMPDIR"] == str(tmp_path)
     assert tempfile.gettempdir() == str(tmp_path)
+
+
+def test_a_private_tempdir_takes_the_homes_libraries_write_in_unless_the_user_has_one(
+        tmp_path, monkeypatch):
+    """XDG_CACHE_HOME (onnxruntime's device id) always; KERAS_HOME only while no keras.json is
+    there to be read (Keras writes one then); both as they were after."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KERAS_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/elsewhere")
+    with temporaries.private_tempdir() as path:
+        assert os.environ["XDG_CACHE_HOME"] == os.path.join(path, "cache")
+        assert os.environ["KERAS_HOME"] == os.path.join(path, "keras")
+    assert os.environ["XDG_CACHE_HOME"] == "/elsewhere" and "KERAS_HOME" not in os.environ
+    (tmp_path / ".keras").mkdir()
+    (tmp_path / ".keras" / "keras.json").write_text('{"floatx": "float32"}')
+    with temporaries.private_tempdir():
+        assert "KERAS_HOME" not in os.environ  # the user's keras.json keeps its say

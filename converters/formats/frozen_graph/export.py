@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -38,12 +39,17 @@ def run(state, options: FrozenGraphOptions):
     digest, written = hashlib.sha256(), [0]
 
     def chunks(hashing):
+        hashed = None  # one chunk hashed at a time, beside the next one's serializing
         for chunk in serialize_chunks(graph_def, topo_order(graph_def)):
-            hashing.submit(digest.update, chunk)
+            if hashed is not None:
+                hashed.result()
+            hashed = hashing.submit(digest.update, chunk)
             written[0] += len(chunk)
             if written[0] > options.max_bytes:
                 raise too_big
             yield chunk
+        if hashed is not None:
+            hashed.result()
 
     with ThreadPoolExecutor(1) as hashing:  # hashed as it streams, beside it (hashlib frees the GIL)
         staged = state.files.put(state.output_path, chunks(hashing))
@@ -62,12 +68,11 @@ def run(state, options: FrozenGraphOptions):
 
 
 def _most(tensor) -> int:
-    """At most a number constant's bytes (its shape times its dtype's size; less if splat),
-    without reading them (upb's ByteSize serializes them); a string constant's ByteSize."""
-    count = itemsize(tensor.dtype)
-    for dim in tensor.tensor_shape.dim:
-        count *= dim.size
-    return count or tensor.ByteSize()
+    """About a number constant's bytes, without reading them (upb's ByteSize serializes them):
+    its shape times its dtype's size (less if splat; the exact size is checked near the limit
+    and as it streams); a string constant's ByteSize."""
+    return itemsize(tensor.dtype) * math.prod(d.size for d in tensor.tensor_shape.dim) or \
+        tensor.ByteSize()
 
 
 def repr_node(info) -> str:

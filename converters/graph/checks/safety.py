@@ -26,7 +26,7 @@ from pathlib import Path
 
 from graphfreeze.errors import InputError
 from graphfreeze.graph.graphdefs import (
-    function_names_used,
+    callees,
     is_control,
     nodes_by_name,
     reachable,
@@ -125,9 +125,7 @@ class Library:
         self.memo: dict[str, tuple | None] = {}
 
     def callees(self, node) -> list[str]:
-        names = function_names_used(node.attr.values())
-        names.add(node.op)
-        return sorted(n for n in names if n in self.funcs)
+        return sorted(n for n in callees(node, self.funcs) if n in self.funcs)
 
     def find(self, node) -> tuple | None:
         """(node name, op, what, function) of the first host op `node` runs, or None."""
