@@ -64,6 +64,7 @@ def run(action, debug: bool, private_tmp: bool = True) -> None:
     _state.received, _state.done = None, False
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_signal)
+    sys.excepthook, hook = _stops_unprinted(sys.excepthook), sys.excepthook
     try:
         if private_tmp:
             _run(lambda: _in_private_tmp(action), debug)
@@ -73,8 +74,19 @@ def run(action, debug: bool, private_tmp: bool = True) -> None:
         if PROGRAM:  # the rest of the process (exit, atexit): a signal no longer undoes anything
             _state.done = True
         else:  # called in-process (tests, an embedding program): its own handlers back
+            sys.excepthook = hook
             for signum, handler in saved.items():
                 signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+def _stops_unprinted(hook):
+    """`hook`, except for a Stopped: a library that swallows one (numpy's import_array, in
+    onnxruntime's import, turns it into an ImportError) prints it with `PyErr_Print`, which
+    calls sys.excepthook; the run still stops, at `committing` or the end (one line)."""
+    def excepthook(kind, value, traceback) -> None:
+        if not isinstance(value, Stopped):
+            hook(kind, value, traceback)
+    return excepthook
 
 
 def _run(action, debug: bool) -> None:

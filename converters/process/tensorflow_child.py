@@ -215,16 +215,19 @@ def one_import_at_a_time() -> None:
     holds `tensorflow`'s module lock and waits for a submodule's, the other the reverse). So
     (in the child, and in the parent once a stage's thread may import it) the first import of
     any `tensorflow` module imports `tensorflow` itself first, under one lock; the others wait
-    for it. Installed once per process."""
+    for it. Installed once per process, until TensorFlow is imported."""
     import builtins
 
-    if getattr(builtins.__import__, "one_at_a_time", False):
+    if getattr(builtins.__import__, "one_at_a_time", False) or python_imported():
         return
     once = threading.RLock()
     plain = builtins.__import__
 
     def guarded(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002
-        if level == 0 and name.partition(".")[0] == "tensorflow" and not python_imported():
+        if python_imported():  # nothing left to guard: the plain import back
+            if builtins.__import__ is guarded:
+                builtins.__import__ = plain
+        elif level == 0 and name.partition(".")[0] == "tensorflow":
             with once:
                 plain("tensorflow")
         return plain(name, globals, locals, fromlist, level)

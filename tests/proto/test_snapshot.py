@@ -117,10 +117,12 @@ def test_graphs_read_and_written_without_tensorflow_are_tensorflows(other_sample
 def test_op_def_reads_the_snapshot_while_another_thread_imports_tensorflow():
     """A stage's thread importing TensorFlow (verify data's images) while the export asks for an
     op's definition: importing TensorFlow's registry then would race that import (a
-    _DeadlockError or a half-made module, 1 run in 10); the snapshot answers until it is done."""
-    code = ("import sys, threading, time\n"
+    _DeadlockError or a half-made module, 1 run in 10); the snapshot answers until it is done.
+    The import guard is gone once TensorFlow is imported."""
+    code = ("import builtins, sys, threading, time\n"
             "from graphfreeze.proto import ops\n"
             "from graphfreeze.process.tensorflow_child import one_import_at_a_time\n"
+            "plain = builtins.__import__\n"
             "one_import_at_a_time()\n"
             "thread = threading.Thread(target=__import__, args=('tensorflow',))\n"
             "thread.start()\n"
@@ -128,8 +130,10 @@ def test_op_def_reads_the_snapshot_while_another_thread_imports_tensorflow():
             "    time.sleep(0.0005)\n"
             "during = ops.op_def('Const').name, ops.tensorflow_imported()\n"
             "thread.join()\n"
-            "print(during, ops.tensorflow_imported(), ops.op_def('Const').name)\n")
+            "import json\n"  # the guard then removes itself: Python's own import back
+            "print(during, ops.tensorflow_imported(), ops.op_def('Const').name,\n"
+            "      builtins.__import__ is plain)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[-2] == "('Const', False) True Const"
+    assert done.stdout.split("\n")[-2] == "('Const', False) True Const True"
