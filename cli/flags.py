@@ -86,6 +86,15 @@ def kind_flags(func):
     return func
 
 
+def name_flags(func):
+    """`--outputs NAMES` and `--inputs NAMES`: the tensors a command cuts the graph at."""
+    func = click.option("--inputs", "inputs", multiple=True, metavar="NAMES",
+                        help="Input names (default: the placeholders the outputs need).")(func)
+    return click.option("--outputs", "outputs", multiple=True, metavar="NAMES",
+                        help="Output node or tensor names, comma-separated (probs or "
+                             "probs:0).")(func)
+
+
 def kinds_given(values: dict) -> list[tuple[str, str]]:
     """(kind, path) for each source kind flag given."""
     return [(k[len("kind_"):], v) for k, v in values.items() if k.startswith("kind_") and v]

@@ -142,10 +142,7 @@ def source_flags(func):
 @click.argument("path", required=False, metavar="[PATH]")
 @flags.kind_flags
 @source_flags
-@click.option("--outputs", "outputs", multiple=True, metavar="NAMES",
-              help="Output node or tensor names, comma-separated (probs or probs:0).")
-@click.option("--inputs", "inputs", multiple=True, metavar="NAMES",
-              help="Input names (default: the placeholders the outputs need).")
+@flags.name_flags
 @click.option("--target", "targets", multiple=True, metavar="NAMES",
               help="Target(s), comma-separated or repeated (default: android). See `freeze targets`.")
 @click.option("-o", "--output", metavar="PATH",
@@ -228,13 +225,20 @@ def targets_command():
               help="Skip the per-target op gaps (and TensorFlow's trial import); shapes from "
                    "the graph's records: a checkpoint is read without importing TensorFlow.")
 @source_flags
+@flags.name_flags
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
-def inspect_command(path, as_json, device, no_gaps, kind, source_option, unsafe, debug,
-                    **values):
+def inspect_command(path, as_json, device, no_gaps, kind, source_option, unsafe, outputs, inputs,
+                    debug, **values):
     """Tell what a model is: kind, variables, signatures, likely inputs and outputs, op counts,
-    size, and per target the ops it cannot take."""
+    size, and per target the ops it cannot take. --outputs and --inputs choose the graph
+    --device converts."""
+    from graphfreeze.names import parse_names
+
     if no_gaps and device:
         raise click.UsageError("--device judges the device's gaps; give it without --no-gaps")
+    if (outputs or inputs) and not device:
+        raise click.UsageError("--outputs and --inputs choose what --device converts; the "
+                               "report covers the whole model")
 
     def describe():
         import contextlib
@@ -248,7 +252,8 @@ def inspect_command(path, as_json, device, no_gaps, kind, source_option, unsafe,
         given = {"kind": kind, "options": options, "unsafe": unsafe,
                  "on_load": lambda: quiet_tensorflow(debug)}  # a wrong path: said first
         if device:
-            report = device_report(path, device, **given)
+            report = device_report(path, device, **given, outputs=tuple(parse_names(outputs)),
+                                   inputs=tuple(parse_names(inputs)))
         elif no_gaps:  # TensorFlow only if a shape is not recorded: imported quietly then
             with contextlib.nullcontext() if debug else native_stderr_off():
                 report = inspect(path, **{**given, "on_load": lambda: None}, gaps=False)

@@ -15,10 +15,7 @@ def reduce_command(source_flags, source_options):
     @click.argument("path", required=False, metavar="[PATH]")
     @flags.kind_flags
     @source_flags
-    @click.option("--outputs", "outputs", multiple=True, metavar="NAMES",
-                  help="Output node or tensor names, comma-separated.")
-    @click.option("--inputs", "inputs", multiple=True, metavar="NAMES",
-                  help="Input names (default: the placeholders the outputs need).")
+    @flags.name_flags
     @click.option("--target", "target", required=True, metavar="NAME",
                   help="The one target that fails (see `freeze targets`).")
     @click.option("-o", "--output", metavar="DIR",

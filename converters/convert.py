@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from graphfreeze import names, plan
 from graphfreeze.errors import InputError, OutputError
-from graphfreeze.io import storage
+from graphfreeze.io import outputs, storage
 from graphfreeze.options import paths_of
 from graphfreeze.plugins import Source
 from graphfreeze.process import memory
@@ -82,35 +82,6 @@ class Written:
     sidecar: Sidecar
 
 
-def output_paths(request: Request, plans: list[plan.TargetPlan], stem: str) -> dict[str, str]:
-    """Where each target's artifact goes: -o for one target, else beside the source (or in
-    -o DIR/). The target's name goes into the file name when targets share a suffix."""
-    out = request.output
-    if out and len(plans) == 1 and not out.endswith("/"):
-        return {plans[0].target.name: out}
-    folder = out.rstrip("/") if out else None
-    suffixes = [p.suffix for p in plans]
-    paths = {}
-    for p in plans:
-        shared = suffixes.count(p.suffix) > 1 and p.target.name != p.suffix.lstrip(".")
-        name = stem + (f".{file_safe(p.target.name)}" if shared else "") + p.suffix
-        paths[p.target.name] = storage.join(folder, storage.basename(name)) if folder else name
-    return paths
-
-
-def file_safe(name: str) -> str:
-    """A target's name as a file name takes it: npu-qualcomm:SM8650 -> npu-qualcomm_SM8650."""
-    import re
-
-    return re.sub(r"[^\w.+-]", "_", name)
-
-
-def beside(plans: list[plan.TargetPlan], paths: dict[str, str]) -> list[str]:
-    """The files stages write beside each target's artifact (an NPU target's compiled model)."""
-    return [extra for p in plans for step in p.steps if step.stage.beside
-            for extra in step.stage.beside(paths[p.target.name], step.options)]
-
-
 def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     """Everything checked before any model is opened: targets, stages and options, the source
     kind and its options, the output paths (refused if they exist without --force)."""
@@ -121,29 +92,13 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     plans = plan.build(registry, list(request.targets), request.stage_options,
                        skip=set() if request.verify else {"verify"},
                        target_options=request.target_options, flags=request.flags)
-    source, options = source_for(request.source, request.kind, request.source_options, registry)
-    paths = output_paths(request, plans, source.stem(request.source, options))
+    source, options = source_for(request.source, request.kind, request.source_options, registry,
+                                 strict=request.flags)
+    paths = outputs.output_paths(request.output, plans, source.stem(request.source, options))
     sidecars = {t: p + ".json" for t, p in paths.items()}
-    inputs = {_real(p) for p in [request.source, *source.files(request.source, options)]}
-    outputs = [*paths.values(), *sidecars.values(), *beside(plans, paths)]
-    for path in outputs:
-        if (real := _real(path)) in inputs:
-            raise OutputError(f"{path}: is a file of the input model; choose another -o")
-        inside = next((i for i in sorted(inputs) if i.startswith(real.rstrip("/") + "/")), None)
-        if inside:  # (a folder artifact replaces the folder: the model would go with it)
-            raise OutputError(f"{path}: holds the input model ({inside}); choose another -o")
-        if path in paths.values() and not request.force and storage.isdir(path):
-            raise OutputError(f"{path}: already exists (a folder); give -o {path}/ to write "
-                              "into it (--force replaces a folder artifact's folder)")
-    storage.check_writable(outputs, request.force)
+    outputs.check(plans, paths, [*sidecars.values(), *outputs.beside(plans, paths)],
+                  [request.source, *source.files(request.source, options)], request.force)
     return Prepared(request, registry, source, options, plans, paths, sidecars)
-
-
-def _real(path: str) -> str:
-    """One spelling per file: local paths resolved (relative, `./`, symlinks), remote as given."""
-    import os
-
-    return path.rstrip("/") if storage.is_remote(path) else os.path.realpath(path.rstrip("/"))
 
 
 def initial_state(request: Request, model, memo: dict | None = None) -> State:

@@ -29,7 +29,16 @@ class TargetPlan:
 
     @property
     def suffix(self) -> str:
-        return next(s.stage.suffix for s in self.steps if s.stage.suffix)
+        return self._export.suffix
+
+    @property
+    def folder(self) -> bool:
+        """The artifact is a folder, not a file."""
+        return self._export.folder
+
+    @property
+    def _export(self):
+        return next(s.stage for s in self.steps if s.stage.suffix)
 
 
 def build(registry: Registry, target_names: list[str], stage_options: dict | None = None,

@@ -44,6 +44,7 @@ class Stage:
     options: type = NoOptions
     summary: str = ""
     suffix: str | None = None  # the file suffix, for stages that make an artifact
+    folder: bool = False  # the artifact it makes is a folder (a SavedModel), not a file
     # Called with the state the stage before this one gets, just before that stage runs, so
     # slow work this stage will need can start early and overlap it (verify's reference run).
     prepare: Callable[[Any, Any], None] | None = None

@@ -1,16 +1,18 @@
-"""convert.output_paths and convert.prepare: where artifacts go, and everything refused before a
+"""io/outputs.output_paths and convert.prepare: where artifacts go, and everything refused before a
 model is opened (no TensorFlow imported to do it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
 
 import pytest
 from graphfreeze import plan
-from graphfreeze.convert import Request, output_paths, prepare
+from graphfreeze.convert import Request, prepare
 from graphfreeze.errors import OutputError
+from graphfreeze.io.outputs import output_paths
 from graphfreeze.registry import Registry
 
 
@@ -19,9 +21,8 @@ def registry():
     return Registry.default(plugins=False)
 
 
-def paths(registry, targets, stem="m/model", **request):
-    plans = plan.build(registry, list(targets))
-    return output_paths(Request(source="m/model", targets=tuple(targets), **request), plans, stem)
+def paths(registry, targets, stem="m/model", output=None):
+    return output_paths(output, plan.build(registry, list(targets)), stem)
 
 
 def test_one_target_with_o_is_that_file(registry):
@@ -94,11 +95,25 @@ def test_prepare_refuses_an_existing_output_unless_forced(sample, registry):
 def test_an_existing_folder_as_o_suggests_writing_into_it(sample, tmp_path, registry):
     (tmp_path / "models").mkdir()
     request = Request(source=str(sample("iris")), output=str(tmp_path / "models"))
-    with pytest.raises(OutputError, match=r"models: already exists \(a folder\); give -o .*models/ "
-                                          r"to write into it \(--force replaces a folder "):
-        prepare(request, registry)
+    for force in (False, True):  # a file cannot replace a folder, even with --force
+        with pytest.raises(OutputError, match=r"models: already exists \(a folder\); give -o "
+                                              r".*models/ to write into it, or remove the folder$"):
+            prepare(dataclasses.replace(request, force=force), registry)
     written = prepare(Request(source=request.source, output=request.output + "/"), registry)
     assert written.paths == {"android": str(tmp_path / "models" / "model.ckpt-200.pb")}
+    server = dataclasses.replace(request, targets=("server",))  # a folder artifact: --force
+    with pytest.raises(OutputError, match=r"to write into it \(--force replaces it\)$"):
+        prepare(server, registry)
+    assert prepare(dataclasses.replace(server, force=True), registry).paths == \
+        {"server": str(tmp_path / "models")}
+
+
+def test_several_targets_into_one_file_name_is_refused(registry):
+    with pytest.raises(OutputError, match=r"out.pb: -o names one file, and 2 targets write one "
+                                          r"each; give a folder \(-o a/\) or one target"):
+        paths(registry, ["android", "onnx"], output="a/out.pb")
+    assert paths(registry, ["android", "onnx"], output="a/out") == \
+        {"android": "a/out/model.pb", "onnx": "a/out/model.onnx"}
 
 
 def test_prepare_refuses_the_input_as_output(other, registry):

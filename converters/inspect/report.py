@@ -31,7 +31,8 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
 
     path = storage.expand(path)
     path_keys = paths_of(registry.option_classes("source"))
-    source, source_options = source_for(path, kind, expand_paths(options or {}, path_keys), registry)
+    source, source_options = source_for(path, kind, expand_paths(options or {}, path_keys), registry,
+                                        strict=True)
     on_load()
     from graphfreeze.sources.describe import recorded_shapes
 
@@ -127,10 +128,13 @@ NOT_TFLITE = (".onnx", ".xml", ".bin", ".mlir", ".engine", ".plan")
 
 
 def device_report(path: str, device: str, kind: str = "auto", options: dict | None = None,
-                  unsafe: bool = False, on_load=lambda: None) -> dict:
+                  unsafe: bool = False, on_load=lambda: None, outputs: tuple[str, ...] = (),
+                  inputs: tuple[str, ...] = ()) -> dict:
     """`freeze inspect --device gpu`: which ops the device's delegate takes and which fall back
     to the CPU, with the reason. A .tflite is read as it is; a TensorFlow model is converted to
-    TFLite first (the `tflite` target, in a temporary folder; nothing is written beside it)."""
+    TFLite first (the `tflite` target, cut at `outputs` and `inputs`, in a temporary folder;
+    nothing is written beside it)."""
+    from graphfreeze.convert import Request
     from graphfreeze.errors import InputError
     from graphfreeze.formats.tflite import delegates
 
@@ -145,24 +149,24 @@ def device_report(path: str, device: str, kind: str = "auto", options: dict | No
         raise InputError(f"{path}: not a TFLite flatbuffer; --device {device} judges TFLite "
                          "models: give a .tflite artifact or the TensorFlow model it comes from")
     else:
-        data, how = _as_tflite(path, kind, options or {}, unsafe, on_load), \
-            "converted in memory (target tflite)"
+        request = Request(path, kind=kind, source_options=options or {}, unsafe=unsafe,
+                          outputs=outputs, inputs=inputs, targets=("tflite",), verify=False)
+        data, how = _as_tflite(request, on_load), "converted in memory (target tflite)"
     return {"schema_version": SCHEMA_VERSION, "path": path, "device": device, "judged": how,
             **delegates.coverage(data).as_json()}
 
 
-def _as_tflite(path, kind, options, unsafe, on_load) -> bytes:
+def _as_tflite(request, on_load) -> bytes:
     import dataclasses
     import os
     import tempfile
 
     from graphfreeze import plan
-    from graphfreeze.convert import Request, execute, prepare
+    from graphfreeze.convert import execute, prepare
 
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "model.tflite")
-        prepared = prepare(Request(path, kind=kind, source_options=options, unsafe=unsafe,
-                                   targets=("tflite",), output=out, verify=False))
+        prepared = prepare(dataclasses.replace(request, output=out))
         plans = plan.build(prepared.registry, ["tflite"], skip={"verify", "benchmark"})
         on_load()
         execute(dataclasses.replace(prepared, plans=plans))

@@ -25,17 +25,26 @@ def detect(path: str, registry) -> Source:
     raise InputError(f"{path}: not a model graphfreeze knows; expected {expected(registry)}")
 
 
-def source_for(path: str, kind: str, raw: dict, registry) -> tuple[Source, object]:
-    """(source, its options) for `path`: `kind` named or "auto" (detected). Options other
-    sources take are ignored (a batch manifest's defaults span kinds); options no source takes
-    are a ConfigError."""
+def source_for(path: str, kind: str, raw: dict, registry, strict: bool = False,
+               ) -> tuple[Source, object]:
+    """(source, its options) for `path`: `kind` named or "auto" (detected). Options no source
+    takes are a ConfigError; so are options other sources take if `strict` (flags a user gave
+    for this model), else they are ignored (a batch manifest's defaults span kinds)."""
     source = detect(path, registry) if kind == "auto" else registry.source(kind)
-    known = set().union(*(option_names(s.options) for s in registry.sources()))
-    unknown = sorted(set(raw) - known)
+    takers = {name: [s.name for s in registry.sources() if name in option_names(s.options)]
+              for name in raw}
+    unknown = sorted(name for name, kinds in takers.items() if not kinds)
     if unknown:
+        known = set().union(*(option_names(s.options) for s in registry.sources()))
         raise ConfigError(f"source option {', '.join(unknown)} is not taken by any source kind "
                           f"(options: {', '.join(sorted(known))})")
     mine = {k: v for k, v in raw.items() if k in option_names(source.options) and v is not None}
+    others = sorted(k for k, v in raw.items() if k not in mine and v is not None)
+    if strict and others:
+        name = others[0]
+        raise ConfigError(f"{path}: --{name.replace('_', '-')} is an option of "
+                          f"{' and '.join(takers[name])} models, and this one is a {source.name} "
+                          "model; leave it out")
     options = parse_options(source.options, mine, f"{source.name} source")
     return source, options
 

@@ -118,6 +118,27 @@ def test_options_of_other_kinds_are_ignored(models, registry):
     assert options == SavedModelOptions(tag="train", signature="predict")
 
 
+def test_options_of_other_kinds_given_by_the_user_are_refused(models, registry, freeze,
+                                                              monkeypatch):
+    """The command line's flags name this model's options (`strict`): one it would ignore is
+    refused, by the CLI in the model's folder too."""
+    with pytest.raises(ConfigError, match=r"frozen.pb: --custom-objects is an option of keras "
+                                          r"models, and this one is a frozen_graph model; leave "
+                                          r"it out"):
+        source_for(str(models["frozen.pb"]), "auto", {"custom_objects": ["a:b"]}, registry,
+                   strict=True)
+    source, _ = source_for(str(models["frozen.pb"]), "auto", {"step": None}, registry, strict=True)
+    assert source.name == "frozen_graph"  # (an option left unset is not given)
+    monkeypatch.chdir(models["tf2_savedmodel"].parent)
+    name = models["tf2_savedmodel"].name
+    for command in (["convert", name, "--step", "3"], ["inspect", name, "--no-gaps", "--step", "3"]):
+        result = freeze(*command)
+        assert result.exit_code == 6, result.output
+        assert result.stderr.strip() == (f"error: {name}: --step is an option of checkpoint "
+                                         "models, and this one is a saved_model model; leave it "
+                                         "out")
+
+
 def test_typed_options_and_none_values(models, registry):
     source, options = source_for(str(models["model_dir"]), "auto", {"step": 200, "meta": None},
                               registry)

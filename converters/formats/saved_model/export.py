@@ -150,5 +150,5 @@ def run(state, options: SavedModelOptions):
 
 STAGE = Stage("export_saved_model", run, "graph", "artifact", SavedModelOptions,
               "SavedModel (tag serve, signature serving_default), weights in variables/",
-              suffix=".savedmodel")
+              suffix=".savedmodel", folder=True)
 FORMAT = Format("saved_model", STAGE, open=open_saved_model)

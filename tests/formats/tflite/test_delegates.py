@@ -66,6 +66,17 @@ def test_before_converting(saved_model, freeze, monkeypatch):
     assert sorted(p.name for p in saved_model.parent.iterdir()) == before
 
 
+def test_a_checkpoint_is_cut_at_the_outputs_given(sample, freeze, monkeypatch):
+    """A checkpoint names no outputs: inspect --device takes --outputs as freeze does."""
+    monkeypatch.chdir(sample("iris"))
+    assert_failed(freeze("inspect", "--device", "gpu", "model.ckpt-200"), 3, "--outputs", "probs")
+    result = freeze("inspect", "--device", "gpu", "model.ckpt-200", "--outputs", "probs", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["judged"] == "converted in memory (target tflite)" and report["ops"]
+    assert freeze("inspect", "model.ckpt-200", "--outputs", "probs").exit_code == 2
+
+
 def test_not_tflite(tmp_path, freeze, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "model.onnx").write_bytes(b"\x08\x07not tflite")

@@ -1,0 +1,70 @@
+"""Where a run's files go (`output_paths`, `beside`) and what is refused before any work: an
+output that is or holds a file of the input model, an existing folder where a file goes, and
+the checks of `storage.check_writable`."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from graphfreeze.errors import OutputError
+from graphfreeze.io import storage
+
+if TYPE_CHECKING:
+    from graphfreeze.plan import TargetPlan
+
+
+def output_paths(out: str | None, plans: list[TargetPlan], stem: str) -> dict[str, str]:
+    """Where each target's artifact goes: `out` (-o) for one target, else beside the source (or
+    in -o DIR/). The target's name goes into the file name when targets share a suffix."""
+    if out and len(plans) == 1 and not out.endswith("/"):
+        return {plans[0].target.name: out}
+    if out and not out.endswith("/") and out.endswith(tuple(p.suffix for p in plans)):
+        raise OutputError(f"{out}: -o names one file, and {len(plans)} targets write one each; "
+                          f"give a folder (-o {storage.dirname(out) or '.'}/) or one target")
+    folder = out.rstrip("/") if out else None
+    suffixes = [p.suffix for p in plans]
+    paths = {}
+    for p in plans:
+        shared = suffixes.count(p.suffix) > 1 and p.target.name != p.suffix.lstrip(".")
+        name = stem + (f".{file_safe(p.target.name)}" if shared else "") + p.suffix
+        paths[p.target.name] = storage.join(folder, storage.basename(name)) if folder else name
+    return paths
+
+
+def file_safe(name: str) -> str:
+    """A target's name as a file name takes it: npu-qualcomm:SM8650 -> npu-qualcomm_SM8650."""
+    return re.sub(r"[^\w.+-]", "_", name)
+
+
+def beside(plans: list[TargetPlan], paths: dict[str, str]) -> list[str]:
+    """The files stages write beside each target's artifact (an NPU target's compiled model)."""
+    return [extra for p in plans for step in p.steps if step.stage.beside
+            for extra in step.stage.beside(paths[p.target.name], step.options)]
+
+
+def check(plans: list[TargetPlan], paths: dict[str, str], others: list[str], inputs: list[str],
+          force: bool) -> None:
+    """Refuse the artifacts' `paths` and the `others` written with them (sidecars, files beside)
+    when one is or holds an input file, when an artifact that is a file would replace an
+    existing folder, or as `storage.check_writable` does."""
+    given = {_real(p) for p in inputs}
+    folders = {p.target.name for p in plans if p.folder}
+    for path in [*paths.values(), *others]:
+        if (real := _real(path)) in given:
+            raise OutputError(f"{path}: is a file of the input model; choose another -o")
+        inside = next((i for i in sorted(given) if i.startswith(real.rstrip("/") + "/")), None)
+        if inside:  # (a folder artifact replaces the folder: the model would go with it)
+            raise OutputError(f"{path}: holds the input model ({inside}); choose another -o")
+    for target, path in paths.items():
+        if storage.isdir(path) and not (force and target in folders):
+            how = "" if target in folders else ", or remove the folder"
+            raise OutputError(f"{path}: already exists (a folder); give -o {path}/ to write into "
+                              f"it{how}" + ("" if how else " (--force replaces it)"))
+    storage.check_writable([*paths.values(), *others], force)
+
+
+def _real(path: str) -> str:
+    """One spelling per file: local paths resolved (relative, `./`, symlinks), remote as given."""
+    return path.rstrip("/") if storage.is_remote(path) else os.path.realpath(path.rstrip("/"))
