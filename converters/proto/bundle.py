@@ -99,6 +99,22 @@ class Bundle:
     def shard_file(self, shard: int) -> str:
         return f"{self.prefix}.data-{shard:05d}-of-{self.num_shards:05d}"
 
+    def check_shards(self) -> None:
+        """Each data shard is there and holds the bytes the index places in it (no tensor read)."""
+        from graphfreeze.io import storage
+
+        ends: dict[int, int] = {}
+        for e in self.entries.values():
+            if not e.sliced:
+                ends[e.shard] = max(ends.get(e.shard, 0), e.offset + e.size)
+        for shard, end in sorted(ends.items()):
+            path = self.shard_file(shard)
+            if not storage.exists(path):
+                raise BundleError(f"{path}: missing, and {self.index} places tensors in it")
+            if (size := storage.size(path)) < end:
+                raise BundleError(f"{path}: {size} bytes, and {self.index} places tensors up to "
+                                  f"byte {end} in it")
+
     def raw(self, name: str) -> bytes:
         """The bytes of tensor `name` as stored (strings: with their length prefixes)."""
         entry = self.entries[name]

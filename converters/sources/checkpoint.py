@@ -19,6 +19,7 @@ from graphfreeze.sources.base import VariableSpec
 from graphfreeze.sources.checkpoint_files import (
     CKPT_FILE,
     V1_SHARD,
+    check_shards,
     locate,
     read_bundle,
     read_index,
@@ -272,13 +273,15 @@ class CheckpointSource(Source):
                 *([state] if storage.isdir(path.rstrip("/")) and storage.exists(state) else [])]
 
     def scan(self, path: str, options: CheckpointOptions) -> list[InputError]:
-        """The meta graph (validated as it is read), as a SavedModel's: host ops, assets."""
+        """The meta graph (validated as it is read), as a SavedModel's: host ops, assets; and the
+        V2 checkpoint whole (its index read, each data shard as long as the index says)."""
         from graphfreeze.graph.checks.saved_model_safety import check_saved_model
         from graphfreeze.sources.base import faults
 
-        meta_file = locate(path, options.meta, options.step).meta
-        return faults(check_saved_model, read_meta_graph(meta_file), storage.dirname(meta_file),
-                      meta_file)
+        found = locate(path, options.meta, options.step)
+        return faults(check_saved_model, read_meta_graph(found.meta), storage.dirname(found.meta),
+                      found.meta) + ([] if v1_files(found.prefix) else
+                                     faults(check_shards, found.prefix))
 
     def describe(self, path: str, options: CheckpointOptions, unsafe: bool) -> dict:
         from graphfreeze.graph.graphdefs import op_counts

@@ -186,10 +186,24 @@ def unreadable_index(prefix: str, err: BaseException) -> InputError:
 
 def read_index(prefix: str) -> list[dict]:
     """checkpoint_variables, a broken index an InputError."""
+    return _index_read(checkpoint_variables, prefix)
+
+
+def check_shards(prefix: str) -> None:
+    """A V2 checkpoint whole (`Bundle.check_shards`: its index read, each data shard as long as
+    the index says), without reading a tensor; a fault an InputError naming the file."""
+    from graphfreeze.proto.bundle import Bundle
+
+    _index_read(lambda p: Bundle(p).check_shards(), prefix)
+
+
+def _index_read(read, prefix: str):
     from graphfreeze.proto.bundle import BundleError
 
     try:
-        return checkpoint_variables(prefix)
+        return read(prefix)
+    except InputError:
+        raise
     except BundleError as err:  # names the file and what is wrong
         raise InputError(f"{err}; the file is truncated or corrupt, re-save or re-copy the "
                          "checkpoint") from err

@@ -108,6 +108,7 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default",
     try:
         loaded = tf.saved_model.load(path, tags=[tag])
     except Exception as err:  # missing variables/, corrupt checkpoint, unknown ops
+        check_variables(path)  # a truncated or missing file: named
         raise InputError(f"{path}: TensorFlow cannot load this SavedModel ({first_line(err)}); "
                          "check that variables/ was copied with saved_model.pb") from err
     fn = loaded.signatures[signature]
@@ -127,6 +128,15 @@ def load(path: str, tag: str = "serve", signature: str = "serving_default",
     model.loaded = loaded  # keeps the variables the reference call reads alive
     model.notes.update(keras_notes(meta))
     return model
+
+
+def check_variables(folder: str) -> None:
+    """The SavedModel's variables checkpoint whole, if it has one (a fault names the file)."""
+    from graphfreeze.sources.checkpoint_files import check_shards
+
+    prefix = storage.join(folder.rstrip("/"), "variables", "variables")
+    if storage.exists(prefix + ".index"):
+        check_shards(prefix)
 
 
 def keras_notes(meta) -> dict:
@@ -207,7 +217,7 @@ class SavedModelSource(Source):
 
     def scan(self, path: str, options: SavedModelOptions) -> list[InputError]:
         """Every meta graph (--tag may pick any): its structure, host ops outside the saver and
-        assets outside the model (saved_model_safety.py)."""
+        assets outside the model (saved_model_safety.py); the variables checkpoint whole."""
         from graphfreeze.graph.checks.saved_model_safety import check_saved_model
         from graphfreeze.sources.base import faults
 
@@ -216,7 +226,7 @@ class SavedModelSource(Source):
         for meta in read_saved_model_proto(folder).meta_graphs:
             check_graph_def(meta.graph_def, storage.join(folder, "saved_model.pb"))
             found += faults(check_saved_model, meta, folder, folder)
-        return found
+        return found + faults(check_variables, folder)
 
     def describe(self, path: str, options: SavedModelOptions, unsafe: bool) -> dict:
         from graphfreeze.graph.graphdefs import op_counts

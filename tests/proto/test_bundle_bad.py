@@ -4,10 +4,12 @@ the file's size calls for."""
 
 from __future__ import annotations
 
+import re
 import struct
 import subprocess
 import sys
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from graphfreeze.errors import InputError
@@ -16,6 +18,8 @@ from graphfreeze.proto.table import crc32c, masked
 from graphfreeze.proto.tf import tensor_bundle_pb2, tensor_shape_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+FREEZE = str(Path(sys.executable).with_name("freeze"))
 
 
 def _varint(n: int) -> bytes:
@@ -115,6 +119,42 @@ def test_data_shard_shorter_than_the_index_says(sample):
     names = [n for n, e in b.entries.items() if e.offset + e.size > 100]
     with pytest.raises(BundleError, match=r"data-00000-of-00001: holds \d+ of the \d+ bytes"):
         b.read(names[0])
+
+
+@pytest.mark.parametrize("kind", ["checkpoint", "saved_model"])
+@pytest.mark.parametrize("fault", ["truncated", "missing", "index"])
+def test_scan_and_freeze_name_a_broken_checkpoint_file(sample, other, kind, fault):
+    """`freeze scan` (no TensorFlow) and a conversion: one line naming the file, exit 3; a whole
+    model scans ok."""
+    folder = sample("iris") if kind == "checkpoint" else other("tf2_savedmodel")
+    model, prefix = (("model.ckpt-200", "model.ckpt-200") if kind == "checkpoint" else
+                     (".", "variables/variables"))
+    scan = [sys.executable, "-c", "import sys\nfrom graphfreeze_cli.main import main\ntry:\n"
+            "    main()\nfinally:\n    assert 'tensorflow' not in sys.modules", "scan", model]
+    assert subprocess.run(scan, cwd=folder, capture_output=True).returncode == 0
+    data = folder / f"{prefix}.data-00000-of-00001"
+    index = folder / f"{prefix}.index"
+    if fault == "truncated":
+        data.write_bytes(data.read_bytes()[:100])
+        named, says = data.name, r": 100 bytes, and .*index places tensors up to byte \d+ in it"
+    elif fault == "missing":
+        data.unlink()
+        named, says = data.name, r": (missing, and .*index places tensors in it|checkpoint " \
+            r"data file not found; copy all .data-\* files beside the .index)"  # (as locate says)
+    else:
+        index.write_bytes(index.read_bytes()[:40])
+        named, says = index.name, r": not a readable checkpoint index"
+    run = subprocess.run(scan, cwd=folder, capture_output=True, text=True)
+    lines = (run.stdout + run.stderr).strip().splitlines()
+    assert run.returncode == 3 and len(lines) == 1, run
+    assert re.match(rf".*{re.escape(named)}{says}", lines[0]), lines[0]
+    args = ["--outputs", "probs"] if kind == "checkpoint" else []
+    run = subprocess.run([FREEZE, model, *args, "--no-verify", "-o", "out.pb"], cwd=folder,
+                         capture_output=True, text=True)
+    assert run.returncode == 3, run.stderr
+    assert re.match(rf"error: .*{re.escape(named)}: ", run.stderr) and \
+        run.stderr.count("\n") == 1, run.stderr
+    assert not (folder / "out.pb").exists()
 
 
 def test_flipped_tensor_bytes_fail_the_checksum(sample):
