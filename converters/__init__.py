@@ -3,8 +3,8 @@
 Importing it sets the environment TensorFlow reads when it is first imported (so the CLI, a
 Python caller and a worker process all get the same): tf.keras is tf_keras (Keras 2, what
 tensorflow-model-optimization needs; `.keras` files load with Keras 3 itself), and TensorFlow's
-C++ logs are quiet unless the caller set TF_CPP_MIN_LOG_LEVEL. OpenVINO's telemetry is off
-(imported after graphfreeze).
+C++ logs are quiet unless the caller set TF_CPP_MIN_LOG_LEVEL. OpenVINO's and onnxruntime's
+telemetry are off (when imported after graphfreeze).
 """
 
 import os
@@ -17,6 +17,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 # a client id and counts in ~/intel unless the user opted out. With the module unimportable it
 # uses its own no-op stub, as when openvino-telemetry is not installed: nothing leaves the host.
 sys.modules.setdefault("openvino_telemetry", None)
+# onnxruntime (1.29 on) uploads usage events to Microsoft on Linux too, from a thread it starts
+# when imported (and keeps a session file and a database); this switch, read then, stops it.
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 try:
     __version__ = version("graphfreeze")

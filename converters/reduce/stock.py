@@ -59,6 +59,7 @@ def converted(feeds):
 '''
 
 ONNX = '''
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"  # onnxruntime's usage events (1DS uploader) off
 import onnxruntime
 import tf2onnx
 
