@@ -44,5 +44,6 @@ def cpu_seconds(graph_def) -> float:
 def test_passes_scale_linearly_on_a_long_chain(chains, kind):
     small, big = chain(chains, 2_500, kind), chain(chains, 20_000, kind)
     cpu_seconds(chain(chains, 200, kind))  # imports and caches warmed
-    ratio = cpu_seconds(big) / max(cpu_seconds(small), 1e-3)
+    best = [min(cpu_seconds(g) for _ in range(tries)) for g, tries in ((big, 2), (small, 3))]
+    ratio = best[0] / max(best[1], 1e-3)  # (the best of a few: a pause in one run is not growth)
     assert ratio < 20, f"{kind}: 8x the nodes took {ratio:.1f}x the CPU time"
