@@ -127,8 +127,14 @@ def main() -> None:
         t_quiet = statistics.median(r["seconds"] for r in runs["ov-quiet"])
         note = "; ".join(f"{k} failed: {r['error']}" for k, rs in runs.items()
                          for r in rs[:1] if r["error"])
-        both = not peer[0]["error"] and not ours[0]["error"]
-        ratio, quiet = (f"{t_ours / t:.2f}x" if both else "-" for t in (t_peer, t_quiet))
+
+        def over(mine: float, kind: str, runs=runs) -> str:  # a failed side: no ratio
+            if runs[kind][0]["error"] or runs["ours"][0]["error"]:
+                return "-"
+            t = statistics.median(r["seconds"] for r in runs[kind])
+            return f"{mine / t:.2f}x" if t else "-"
+
+        ratio, quiet = over(t_ours, "ov"), over(t_ours, "ov-quiet")
         rows.append(f"| {model['name']} | {t_ours:.1f} | {t_fast:.1f} | "
                     f"{max(r['rss_mb'] for r in ours):.0f} | "
                     f"{t_peer:.1f} | {max(r['rss_mb'] for r in peer):.0f} | {ratio} | "
@@ -139,7 +145,7 @@ def main() -> None:
                     for flag in ("", " --no-verify")]
             rows.append(f"| {model['name']}, {name} | {mine[0]:.1f} | {mine[1]:.1f} | "
                         f"{max(r['rss_mb'] for r in runs[name]):.0f} | | | "
-                        f"{mine[0] / t_peer:.2f}x | | {mine[0] / t_quiet:.2f}x | |")
+                        f"{over(mine[0], 'ov')} | | {over(mine[0], 'ov-quiet')} | |")
             print(rows[-1], flush=True)
     text = "\n".join(rows) + f"\n\n{args.rounds} rounds, medians; load average " \
         f"{os.getloadavg()[0]:.1f} at the end; {os.cpu_count()} cores.\n"
