@@ -33,9 +33,9 @@ def save(files, folder: str, feeds: dict, inputs, outputs, expected: list, label
               "rows": int(len(next(iter(feeds.values())))) if feeds else 0,
               "inputs": [i.as_json() for i in inputs], "outputs": [o.as_json() for o in outputs],
               "labels": labels is not None}
-    files.put(storage.join(folder, ARRAYS), buffer.getvalue())
+    files.put(storage.join(folder, ARRAYS), buffer.getvalue(), "--save-golden")
     files.put(storage.join(folder, RECORD),
-              (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+              (json.dumps(record, indent=2, sort_keys=True) + "\n").encode(), "--save-golden")
 
 
 def _storable(value):

@@ -68,8 +68,9 @@ def read_bytes(path: str) -> bytes:
         raise InputError(f"{path}: cannot read ({first_line(err)})") from err
 
 
-def check_writable(paths: list[str], force: bool) -> None:
-    """Refuse before any work starts: an existing output without force, or an unusable parent."""
+def check_writable(paths: list[str], force: bool, flag: str = "-o") -> None:
+    """Refuse before any work starts: an existing output without force, or an unusable parent
+    (`flag`: the option that named the paths, which the fix changes)."""
     for path in paths:
         if exists(path) and not force:
             raise OutputError(f"{path}: already exists; pass --force to overwrite it")
@@ -77,13 +78,16 @@ def check_writable(paths: list[str], force: bool) -> None:
         if is_remote(path):
             continue  # object stores have no real directories; nothing to check
         if os.path.exists(parent) and not os.path.isdir(parent):
-            raise OutputError(f"{path}: parent {parent} is a file, not a directory; choose another -o")
+            raise OutputError(f"{path}: parent {parent} is a file, not a directory; choose "
+                              f"another {flag}")
         probe = parent
         while not os.path.exists(probe):
             probe = os.path.dirname(probe) or "."
+        if not os.path.isdir(probe):
+            raise OutputError(f"{path}: {probe} is a file, not a directory; choose another {flag}")
         if not os.access(probe, os.W_OK | os.X_OK):  # EROFS even for root
             why = "is on a read-only file system" if _read_only(probe) else "is not writable"
-            raise OutputError(f"{path}: directory {probe} {why}; choose another -o")
+            raise OutputError(f"{path}: directory {probe} {why}; choose another {flag}")
 
 
 def _read_only(folder: str) -> bool:
@@ -93,21 +97,22 @@ def _read_only(folder: str) -> bool:
         return False
 
 
-_HINTS = {errno.ENOSPC: "no space left on device; free some space or choose another -o",
-          errno.EDQUOT: "disk quota exceeded; free some space or choose another -o",
-          errno.EROFS: "read-only file system; choose another -o",
-          errno.EACCES: "permission denied; choose another -o",
-          errno.EPERM: "permission denied; choose another -o"}
+_HINTS = {errno.ENOSPC: "no space left on device; free some space or",
+          errno.EDQUOT: "disk quota exceeded; free some space or",
+          errno.EROFS: "read-only file system;",
+          errno.EACCES: "permission denied;",
+          errno.EPERM: "permission denied;"}
 
 
-def write_error(path: str, err: BaseException) -> OutputError:
-    """The one-line OutputError for a failed write of `path` (disk full, read-only, ...)."""
+def write_error(path: str, err: BaseException, flag: str = "-o") -> OutputError:
+    """The one-line OutputError for a failed write of `path` (disk full, read-only, ...);
+    `flag`: the option that named it."""
     code = getattr(err, "errno", None)
     if code not in _HINTS:  # TensorFlow's errors carry the strerror text only
         text = first_line(err)
         code = next((c for c in _HINTS if os.strerror(c) in text), None)
-    why = _HINTS.get(code) or f"cannot write ({first_line(err)}); choose another -o"
-    return OutputError(f"{path}: {why}")
+    why = _HINTS.get(code) or f"cannot write ({first_line(err)});"
+    return OutputError(f"{path}: {why} choose another {flag}")
 
 
 class Transaction:
@@ -130,6 +135,7 @@ class Transaction:
         self.temps: dict[str, str] = {}  # final path -> temporary path
         self.dirs: list[str] = []  # temporary directories, removed at the end
         self.made: list[str] = []  # output folders we created, removed if the transaction fails
+        self.flags: dict[str, str] = {}  # final path -> the option naming it, if not -o
 
     def __enter__(self) -> Transaction:
         return self
@@ -138,7 +144,7 @@ class Transaction:
         owner = self._owner_of(err) if err is not None else None
         self.discard()
         if owner is not None:
-            raise write_error(owner, err) from err
+            raise write_error(owner, err, self.flags.get(owner, "-o")) from err
 
     def _owner_of(self, err: BaseException) -> str | None:
         """The output a failed write belongs to: `err` is a write error (disk full, read-only,
@@ -168,10 +174,13 @@ class Transaction:
                 return path
         return None
 
-    def put(self, path: str, data) -> str:
+    def put(self, path: str, data, flag: str = "-o") -> str:
         """Write `data` (bytes, or an iterable of byte chunks) to a temporary sibling of path;
-        returns the sibling's path (where a runtime opens it until commit)."""
-        check_writable([path], self.force)
+        returns the sibling's path (where a runtime opens it until commit). `flag`: the option
+        that named `path`, which errors tell to change."""
+        check_writable([path], self.force, flag)
+        if flag != "-o":
+            self.flags[path] = flag
         sweep(path)
         parent = dirname(path)
         tmp = join(parent or ".", temp_name(path))
@@ -192,7 +201,7 @@ class Transaction:
         except GraphFreezeError:
             raise
         except Exception as err:
-            raise write_error(path, err) from err
+            raise write_error(path, err, flag) from err
 
     def workdir(self, paths: list[str]) -> list[str]:
         """Where to write each of `paths` (files or directories): siblings in one local temporary
@@ -234,7 +243,7 @@ class Transaction:
             except GraphFreezeError:
                 raise
             except Exception as err:
-                raise write_error(path, err) from err
+                raise write_error(path, err, self.flags.get(path, "-o")) from err
             self.made.clear()
             self.discard()
 

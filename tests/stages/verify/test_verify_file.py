@@ -130,6 +130,23 @@ def test_from_the_models_own_folder_with_relative_paths(samples, freeze, tmp_pat
     assert result.exit_code == 0 and "passed against the golden inputs in golden" in result.output
 
 
+def test_a_golden_folder_that_cannot_be_written_names_its_flag(samples, freeze, tmp_path,
+                                                                monkeypatch):
+    """--save-golden under a file: one line telling to change --save-golden (not -o), exit 4,
+    and nothing written, the artifact neither."""
+    folder = tmp_path / "iris"
+    shutil.copytree(samples / "iris", folder)
+    (folder / "notes").write_text("a file")
+    monkeypatch.chdir(folder)
+    before = sorted(p.name for p in folder.iterdir())
+    result = freeze("model.ckpt-200", "--outputs", "probs", "--save-golden", "notes/golden",
+                    "-o", "m.pb")
+    assert result.exit_code == 4, result.output
+    assert result.stderr == ("error: notes/golden/golden.npz: notes is a file, not a directory; "
+                             "choose another --save-golden\n")
+    assert sorted(p.name for p in folder.iterdir()) == before
+
+
 @pytest.mark.parametrize("name,part", [
     ("model.ckpt-200.xml", "model.ckpt-200.bin"),
     ("model.ckpt-200.onnx-fp16.onnx", "model.ckpt-200.onnx-fp16.onnx.data")])
