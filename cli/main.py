@@ -249,7 +249,7 @@ def inspect_command(path, as_json, device, no_gaps, kind, source_option, unsafe,
         from graphfreeze_cli import show
 
         options = _source_options(values, source_option)
-        given = {"kind": kind, "options": options, "unsafe": unsafe,
+        given = {"kind": kind, "options": options, "unsafe": unsafe, "strict": True,
                  "on_load": lambda: quiet_tensorflow(debug)}  # a wrong path: said first
         if device:
             report = device_report(path, device, **given, outputs=tuple(parse_names(outputs)),

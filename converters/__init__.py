@@ -19,6 +19,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 sys.modules.setdefault("openvino_telemetry", None)
 # onnxruntime (1.29 on) uploads usage events to Microsoft on Linux too, from a thread it starts
 # when imported (and keeps a session file and a database); this switch, read then, stops it.
+# Set whatever the caller's environment says: nothing graphfreeze runs reaches the network.
 os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 
 try:

@@ -44,7 +44,6 @@ class Stage:
     options: type = NoOptions
     summary: str = ""
     suffix: str | None = None  # the file suffix, for stages that make an artifact
-    folder: bool = False  # the artifact it makes is a folder (a SavedModel), not a file
     # Called with the state the stage before this one gets, just before that stage runs, so
     # slow work this stage will need can start early and overlap it (verify's reference run).
     prepare: Callable[[Any, Any], None] | None = None
@@ -57,6 +56,9 @@ class Stage:
     # source kinds whose files this (export) stage converts itself, in place of the graph
     # stages before it, given the model's interface (`Source.interface`) instead of a graph
     reads: tuple[str, ...] = ()
+    # the artifact it makes is a folder (a SavedModel), which --force may replace; a file's
+    # stage is refused an existing folder as -o
+    folder: bool = False
 
 
 def always(_options) -> bool:

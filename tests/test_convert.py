@@ -108,12 +108,16 @@ def test_an_existing_folder_as_o_suggests_writing_into_it(sample, tmp_path, regi
         {"server": str(tmp_path / "models")}
 
 
-def test_several_targets_into_one_file_name_is_refused(registry):
-    with pytest.raises(OutputError, match=r"out.pb: -o names one file, and 2 targets write one "
-                                          r"each; give a folder \(-o a/\) or one target"):
-        paths(registry, ["android", "onnx"], output="a/out.pb")
+def test_several_targets_into_one_file_name_is_refused(registry, tmp_path):
+    for name in ("a/out.pb", "a/out.ONNX"):
+        with pytest.raises(OutputError, match=r": -o names one artifact, and 2 targets write "
+                                              r"one each; give a folder \(-o DIR/\) or one target"):
+            paths(registry, ["android", "onnx"], output=name)
     assert paths(registry, ["android", "onnx"], output="a/out") == \
         {"android": "a/out/model.pb", "onnx": "a/out/model.onnx"}
+    (tmp_path / "exports.onnx").mkdir()  # an existing folder of that name is written into
+    assert paths(registry, ["android", "onnx"], output=str(tmp_path / "exports.onnx"))["onnx"] \
+        == str(tmp_path / "exports.onnx" / "model.onnx")
 
 
 def test_prepare_refuses_the_input_as_output(other, registry):

@@ -13,10 +13,11 @@ SCHEMA_VERSION = 1
 
 
 def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: bool = False,
-            registry=None, on_load=lambda: None, gaps: bool = True) -> dict:
+            registry=None, on_load=lambda: None, gaps: bool = True, strict: bool = False) -> dict:
     """A JSON-ready report (stable keys, sorted) about the model at `path`. The path, kind and
-    options are checked first; `on_load()` is called once they are, before TensorFlow is needed
-    (the CLI imports it quietly there).
+    options are checked first (`strict`: options of other source kinds refused, as the CLI's
+    flags are); `on_load()` is called once they are, before TensorFlow is needed (the CLI
+    imports it quietly there).
 
     `gaps=False` (`freeze inspect --no-gaps`): no per-target gaps and no trial import, and the
     inputs' and outputs' shapes read from the graph's own records where it has them (placeholder
@@ -32,7 +33,7 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
     path = storage.expand(path)
     path_keys = paths_of(registry.option_classes("source"))
     source, source_options = source_for(path, kind, expand_paths(options or {}, path_keys), registry,
-                                        strict=True)
+                                        strict=strict)
     on_load()
     from graphfreeze.sources.describe import recorded_shapes
 
@@ -129,13 +130,13 @@ NOT_TFLITE = (".onnx", ".xml", ".bin", ".mlir", ".engine", ".plan")
 
 def device_report(path: str, device: str, kind: str = "auto", options: dict | None = None,
                   unsafe: bool = False, on_load=lambda: None, outputs: tuple[str, ...] = (),
-                  inputs: tuple[str, ...] = ()) -> dict:
+                  inputs: tuple[str, ...] = (), strict: bool = False) -> dict:
     """`freeze inspect --device gpu`: which ops the device's delegate takes and which fall back
     to the CPU, with the reason. A .tflite is read as it is; a TensorFlow model is converted to
     TFLite first (the `tflite` target, cut at `outputs` and `inputs`, in a temporary folder;
-    nothing is written beside it)."""
+    nothing is written beside it). `strict`: as `inspect`'s."""
     from graphfreeze.convert import Request
-    from graphfreeze.errors import InputError
+    from graphfreeze.errors import ConfigError, InputError
     from graphfreeze.formats.tflite import delegates
 
     path = storage.expand(path)
@@ -143,6 +144,10 @@ def device_report(path: str, device: str, kind: str = "auto", options: dict | No
     if not path.endswith("/") and path.lower().endswith((".tflite", ".lite", *NOT_TFLITE)):
         data = storage.read_bytes(path)  # a missing file: the storage error names it
     if delegates.is_tflite(data[:8]):
+        if outputs or inputs or options:
+            raise ConfigError(f"{path}: a .tflite is judged as it is; --outputs, --inputs and "
+                              "source flags choose how a TensorFlow model converts: leave them "
+                              "out")
         on_load()
         how = "tflite file"
     elif data:
@@ -150,7 +155,8 @@ def device_report(path: str, device: str, kind: str = "auto", options: dict | No
                          "models: give a .tflite artifact or the TensorFlow model it comes from")
     else:
         request = Request(path, kind=kind, source_options=options or {}, unsafe=unsafe,
-                          outputs=outputs, inputs=inputs, targets=("tflite",), verify=False)
+                          outputs=outputs, inputs=inputs, targets=("tflite",), verify=False,
+                          flags=strict)
         data, how = _as_tflite(request, on_load), "converted in memory (target tflite)"
     return {"schema_version": SCHEMA_VERSION, "path": path, "device": device, "judged": how,
             **delegates.coverage(data).as_json()}

@@ -20,9 +20,10 @@ def output_paths(out: str | None, plans: list[TargetPlan], stem: str) -> dict[st
     in -o DIR/). The target's name goes into the file name when targets share a suffix."""
     if out and len(plans) == 1 and not out.endswith("/"):
         return {plans[0].target.name: out}
-    if out and not out.endswith("/") and out.endswith(tuple(p.suffix for p in plans)):
-        raise OutputError(f"{out}: -o names one file, and {len(plans)} targets write one each; "
-                          f"give a folder (-o {storage.dirname(out) or '.'}/) or one target")
+    if out and not out.endswith("/") and out.lower().endswith(tuple(p.suffix for p in plans)) \
+            and not storage.isdir(out):
+        raise OutputError(f"{out}: -o names one artifact, and {len(plans)} targets write one "
+                          "each; give a folder (-o DIR/) or one target")
     folder = out.rstrip("/") if out else None
     suffixes = [p.suffix for p in plans]
     paths = {}

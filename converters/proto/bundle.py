@@ -63,8 +63,10 @@ class Bundle:
             raise BundleError(f"{self.index}: a big-endian checkpoint; re-save it on this machine")
         self.num_shards = header.num_shards
         self.entries: dict[str, Entry] = {}
+        self._slices = []  # the rows of partitioned variables' slices: where their bytes are
         for key, value in rows[1:]:
             if key[:1] == b"\x00":  # a slice of a partitioned variable (TensorFlow skips these too)
+                self._slices.append((key, value))
                 continue
             entry = self._parse(tensor_bundle_pb2.BundleEntryProto, value, key)
             self.entries[key.decode("utf-8", "replace")] = self._entry(key, entry)
@@ -100,13 +102,22 @@ class Bundle:
         return f"{self.prefix}.data-{shard:05d}-of-{self.num_shards:05d}"
 
     def check_shards(self) -> None:
-        """Each data shard is there and holds the bytes the index places in it (no tensor read)."""
+        """Each data shard is there and holds the bytes the index places in it, partitioned
+        variables' slices too (no tensor read)."""
         from graphfreeze.io import storage
+        from graphfreeze.proto.tf import tensor_bundle_pb2
 
+        placed = [(e.name, e.shard, e.offset + e.size) for e in self.entries.values()
+                  if not e.sliced]
+        for key, value in self._slices:
+            e = self._parse(tensor_bundle_pb2.BundleEntryProto, value, key)
+            placed.append((repr(key), e.shard_id, e.offset + e.size))
         ends: dict[int, int] = {}
-        for e in self.entries.values():
-            if not e.sliced:
-                ends[e.shard] = max(ends.get(e.shard, 0), e.offset + e.size)
+        for name, shard, end in placed:
+            if not 0 <= shard < max(self.num_shards, 1):
+                raise BundleError(f"{self.index}: tensor {name} is in shard {shard}, but the "
+                                  f"checkpoint has {self.num_shards}")
+            ends[shard] = max(ends.get(shard, 0), end)
         for shard, end in sorted(ends.items()):
             path = self.shard_file(shard)
             if not storage.exists(path):

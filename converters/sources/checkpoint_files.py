@@ -192,9 +192,13 @@ def read_index(prefix: str) -> list[dict]:
 def check_shards(prefix: str) -> None:
     """A V2 checkpoint whole (`Bundle.check_shards`: its index read, each data shard as long as
     the index says), without reading a tensor; a fault an InputError naming the file."""
-    from graphfreeze.proto.bundle import Bundle
+    from graphfreeze.proto.bundle import Bundle, BundleError
 
-    _index_read(lambda p: Bundle(p).check_shards(), prefix)
+    bundle = _index_read(Bundle, prefix)
+    try:
+        bundle.check_shards()
+    except BundleError as err:
+        raise InputError(f"{err}; re-save or re-copy the checkpoint") from err
 
 
 def _index_read(read, prefix: str):

@@ -137,6 +137,9 @@ def check_variables(folder: str) -> None:
     prefix = storage.join(folder.rstrip("/"), "variables", "variables")
     if storage.exists(prefix + ".index"):
         check_shards(prefix)
+    elif storage.glob(prefix, ".data-*"):
+        raise InputError(f"{prefix}.index: missing beside its data files; copy variables/ "
+                         "whole with saved_model.pb")
 
 
 def keras_notes(meta) -> dict:

@@ -157,6 +157,36 @@ def test_scan_and_freeze_name_a_broken_checkpoint_file(sample, other, kind, faul
     assert not (folder / "out.pb").exists()
 
 
+def test_a_truncated_slice_of_a_partitioned_variable(tmp_path):
+    """A partitioned variable's bytes are placed by its slices' rows: checked too, also when
+    they end the shard."""
+    import tensorflow as tf
+
+    with tf.Graph().as_default():
+        tf.compat.v1.get_variable("zz", shape=[8, 4],
+                                  partitioner=tf.compat.v1.fixed_size_partitioner(2))
+        saver = tf.compat.v1.train.Saver()
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            prefix = saver.save(session, str(tmp_path / "m.ckpt"))
+    Bundle(prefix).check_shards()  # whole
+    data = tmp_path / "m.ckpt.data-00000-of-00001"
+    data.write_bytes(data.read_bytes()[:-8])
+    with pytest.raises(BundleError, match=r"data-00000-of-00001: \d+ bytes, and .*m.ckpt.index "
+                                          r"places tensors up to byte \d+ in it"):
+        Bundle(prefix).check_shards()
+
+
+def test_a_savedmodel_variables_folder_without_its_index(other, freeze, monkeypatch):
+    folder = other("tf2_savedmodel")
+    (folder / "variables" / "variables.index").unlink()
+    monkeypatch.chdir(folder.parent)
+    result = freeze("scan", folder.name)
+    assert result.exit_code == 3, result.output
+    assert result.output.strip() == (f"{folder.name}/variables/variables.index: missing beside its "
+                                     "data files; copy variables/ whole with saved_model.pb")
+
+
 def test_flipped_tensor_bytes_fail_the_checksum(sample):
     folder = sample("iris")
     data = folder / "model.ckpt-200.data-00000-of-00001"

@@ -129,6 +129,10 @@ def test_options_of_other_kinds_given_by_the_user_are_refused(models, registry, 
                    strict=True)
     source, _ = source_for(str(models["frozen.pb"]), "auto", {"step": None}, registry, strict=True)
     assert source.name == "frozen_graph"  # (an option left unset is not given)
+    from graphfreeze.inspect.report import inspect
+
+    report = inspect(str(models["frozen.pb"]), options={"step": 3}, gaps=False)  # the API: lenient
+    assert report["kind"] == "frozen_graph"
     monkeypatch.chdir(models["tf2_savedmodel"].parent)
     name = models["tf2_savedmodel"].name
     for command in (["convert", name, "--step", "3"], ["inspect", name, "--no-gaps", "--step", "3"]):

@@ -75,6 +75,17 @@ def test_a_checkpoint_is_cut_at_the_outputs_given(sample, freeze, monkeypatch):
     report = json.loads(result.output)
     assert report["judged"] == "converted in memory (target tflite)" and report["ops"]
     assert freeze("inspect", "model.ckpt-200", "--outputs", "probs").exit_code == 2
+    assert_failed(freeze("inspect", "--device", "gpu", "model.ckpt-200", "--outputs", "probs",
+                         "--tag", "serve"), 6, "--tag is an option of saved_model models")
+
+
+def test_a_tflite_takes_no_conversion_flags(saved_model, freeze, monkeypatch):
+    monkeypatch.chdir(saved_model.parent)
+    result = freeze("model", "--target", "tflite", "--no-verify", "-o", "t.tflite")
+    assert result.exit_code == 0, result.output
+    for extra in (["--outputs", "probs"], ["--step", "3"]):
+        assert_failed(freeze("inspect", "--device", "gpu", "t.tflite", *extra), 6,
+                      "t.tflite: a .tflite is judged as it is")
 
 
 def test_not_tflite(tmp_path, freeze, monkeypatch):
