@@ -74,13 +74,43 @@ def read(path: str) -> dict:
         sidecar = json.loads(storage.read_bytes(where))
     except ValueError as err:
         raise InputError(f"{where}: not JSON ({err}); convert the model again") from err
-    missing = [k for k in ("target", "inputs", "outputs") if not isinstance(sidecar, dict)
-               or k not in sidecar]
+    missing = [k for k in ("target", "inputs", "outputs", "sha256")
+               if not isinstance(sidecar, dict) or k not in sidecar]
     if missing:
         raise InputError(f"{where}: not a graphfreeze sidecar (no {', '.join(missing)}); "
                          "convert the model again")
-    if sidecar.get("schema_version", 1) == 1:
+    version = sidecar.get("schema_version", 1)
+    if version not in (1, SCHEMA_VERSION) or version is True:
+        raise InputError(f"{where}: sidecar schema {version!r}, and this graphfreeze reads 1 and "
+                         f"{SCHEMA_VERSION}; verify with the graphfreeze that wrote it, or convert "
+                         "the model again")
+    wrong = _malformed(sidecar)
+    if wrong:
+        raise InputError(f"{where}: not a graphfreeze sidecar ({wrong}); convert the model again")
+    if version == 1:
         name = sidecar.get("format")
         sidecar = {**sidecar, "schema_version": SCHEMA_VERSION,
                    "format": _SCHEMA_1_FORMATS.get(name, name)}
     return sidecar
+
+
+def _malformed(sidecar: dict) -> str | None:
+    """What in a sidecar's fields verify reads is not as graphfreeze writes it, if anything."""
+    if not isinstance(sidecar["target"], str) or not sidecar["target"]:
+        return f"target {sidecar['target']!r} is not a target's name"
+    if not isinstance(sidecar["sha256"], str) or len(sidecar["sha256"]) != 64:
+        return f"sha256 {sidecar['sha256']!r} is not a sha256"
+    if not isinstance(sidecar.get("verification", {}), dict):
+        return "verification is not a record"
+    for role in ("inputs", "outputs"):
+        entries = sidecar[role]
+        if not isinstance(entries, list) or role == "outputs" and not entries:
+            return f"{role} is not a list of tensors"
+        for e in entries:
+            shape = e.get("shape") if isinstance(e, dict) else None
+            if not isinstance(e, dict) or not isinstance(e.get("name"), str) or \
+                    not isinstance(e.get("dtype"), str) or shape is not None and not (
+                    isinstance(shape, list) and all(d is None or isinstance(d, int) and
+                                                    not isinstance(d, bool) for d in shape)):
+                return f"{role} holds {e!r}, not a tensor's name, dtype and shape"
+    return None

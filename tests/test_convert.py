@@ -123,7 +123,8 @@ def test_several_targets_into_one_file_name_is_refused(registry, tmp_path):
 def test_prepare_refuses_the_input_as_output(other, registry):
     frozen = other("frozen.pb")
     for force in (False, True):
-        with pytest.raises(OutputError, match=r"frozen.pb: is a file of the input model; choose another -o"):
+        with pytest.raises(OutputError, match=r"frozen.pb: is a file of the input model; "
+                                              r"choose another output"):
             prepare(Request(source=str(frozen), output=str(frozen), force=force), registry)
     saved = other("tf2_savedmodel")
     with pytest.raises(OutputError, match="of the input model"):

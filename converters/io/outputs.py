@@ -46,24 +46,24 @@ def beside(plans: list[TargetPlan], paths: dict[str, str]) -> list[str]:
 
 
 def check(plans: list[TargetPlan], paths: dict[str, str], others: list[str], inputs: list[str],
-          force: bool) -> None:
+          force: bool, flag: str = "-o") -> None:
     """Refuse the artifacts' `paths` and the `others` written with them (sidecars, files beside)
     when one is or holds an input file, when an artifact that is a file would replace an
-    existing folder, or as `storage.check_writable` does."""
+    existing folder, or as `storage.check_writable` does (`flag`: what named the paths)."""
     given = {_real(p) for p in inputs}
     folders = {p.target.name for p in plans if p.folder}
     for path in [*paths.values(), *others]:
         if (real := _real(path)) in given:
-            raise OutputError(f"{path}: is a file of the input model; choose another -o")
+            raise OutputError(f"{path}: is a file of the input model; choose another {flag}")
         inside = next((i for i in sorted(given) if i.startswith(real.rstrip("/") + "/")), None)
         if inside:  # (a folder artifact replaces the folder: the model would go with it)
-            raise OutputError(f"{path}: holds the input model ({inside}); choose another -o")
+            raise OutputError(f"{path}: holds the input model ({inside}); choose another {flag}")
     for target, path in paths.items():
         if storage.isdir(path) and not (force and target in folders):
             how = "" if target in folders else ", or remove the folder"
             raise OutputError(f"{path}: already exists (a folder); give -o {path}/ to write into "
                               f"it{how}" + ("" if how else " (--force replaces it)"))
-    storage.check_writable([*paths.values(), *others], force)
+    storage.check_writable([*paths.values(), *others], force, flag)
 
 
 def _real(path: str) -> str:

@@ -391,7 +391,7 @@ def test_unwritable_out_dir_is_one_line_and_writes_nothing(samples, tmp_path, mo
     work = tmp_path / "work"
     put(work, samples, "iris")
     if how == "a regular file":
-        out, why = work / "blocked", "is not writable"
+        out, why = work / "blocked", "is a file, not a directory"
         out.write_text("not a folder\n")
     else:
         empty = tmp_path / "empty"
@@ -402,9 +402,10 @@ def test_unwritable_out_dir_is_one_line_and_writes_nothing(samples, tmp_path, mo
     before = digests(tmp_path)
     done = cli(work, "batch", "models.toml", "--cache", "cache")
     assert done.returncode == 6, done.stderr  # found before any job runs
+    what = "" if how == "a regular file" else "directory "
     assert done.stdout == "" and done.stderr == (
-        f"error: models.toml:5: iris: {out}/iris/model.ckpt-200.pb: directory {out} {why}; "
-        "choose another -o\n")
+        f"error: models.toml:5: iris: {out}/iris/model.ckpt-200.pb: {what}{out} {why}; "
+        "choose another output\n")
     assert digests(tmp_path) == before and not (work / "cache").exists()
 
 

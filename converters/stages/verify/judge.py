@@ -55,7 +55,9 @@ def failure(metrics: dict, options: VerifyOptions, output: str = "") -> str | No
     return None
 
 
-def original_is_finite(outputs, expected: list, where: str) -> None:
+def original_is_finite(outputs, expected: list, where: str,
+                       fix: str = "verify on real inputs with --verify-data, or pass "
+                                  "--no-verify") -> None:
     """The original's outputs must be finite: otherwise no comparison means anything."""
     import numpy as np
 
@@ -64,8 +66,7 @@ def original_is_finite(outputs, expected: list, where: str) -> None:
             bad = int((~np.isfinite(value)).sum())
             raise VerificationError(
                 f"the original itself produces NaN or Inf in output '{info.name}' ({bad} "
-                f"value(s)) on {where}; verify on real inputs with --verify-data, or pass "
-                "--no-verify")
+                f"value(s)) on {where}; {fix}")
 
 
 def output_metrics(info, expected, got, options: VerifyOptions, tie: float) -> dict:

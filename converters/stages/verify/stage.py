@@ -94,7 +94,9 @@ def _run(state, options: VerifyOptions):
         raise InputError(f"--quantize-until {state_goal(goal)} is a top-1 accuracy drop, which "
                          "needs labelled data: --verify-data with a `labels` array or class "
                          "sub-folders; or give a mean |diff| such as --quantize-until 0.01")
-    judge.original_is_finite(artifact.outputs, ref.expected, ref.where)
+    judge.original_is_finite(artifact.outputs, ref.expected, ref.where, *(
+        ["give data the original computes finite outputs on, or pass --no-verify"]
+        if options.verify_data or options.golden else []))
     _save_golden(state, options, ref)
     report = verdict(artifact, ref, options, detections=detections, got=got)
     if goal is not None:

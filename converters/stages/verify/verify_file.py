@@ -44,7 +44,10 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
     if not storage.exists(path):
         raise InputError(f"{path}: not found; give an artifact graphfreeze wrote")
     sidecar = read(path)
-    target = registry.target(sidecar["target"])
+    try:
+        target = registry.target(sidecar["target"])
+    except ConfigError as err:
+        raise ConfigError(f"{path}.json: {err}") from err
     fmt = next((registry.format_of(u.use) for u in target.stages if registry.format_of(u.use)),
                None)
     if fmt is None:
@@ -66,7 +69,8 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
     where = f"the golden inputs in {golden_dir}"
     ref = Reference(feeds, expected, labels, None, where,
                     rows_per_run(inputs, feeds, options.rows_per_run, where))
-    judge.original_is_finite(outputs, expected, where)
+    judge.original_is_finite(outputs, expected, where, "save golden outputs again, from "
+                             "inputs the original computes finite outputs on")
     try:
         report = verdict(artifact, ref, options, fmt.open(path, inputs, outputs, untrusted=True),
                          detections=frozenset((sidecar.get("verification") or {}).get(

@@ -11,6 +11,8 @@ import shutil
 import numpy as np
 import pytest
 
+from tests.e2e.test_bad_input import assert_failed
+
 
 @pytest.fixture(scope="module")
 def written(samples, tmp_path_factory):
@@ -69,8 +71,8 @@ def test_changed_foreign_and_hostile_files_are_one_line(written, hostile_models,
     assert result.exit_code == 3 and "its bytes are not those its sidecar records" in result.output
     (tmp_path / "m.tflite.json").write_text("[1, 2]")
     result = freeze("verify", changed, "--golden", written / "golden")
-    assert result.exit_code == 3 and "not a graphfreeze sidecar (no target, inputs, outputs)" \
-        in result.output
+    assert result.exit_code == 3 and "not a graphfreeze sidecar (no target, inputs, outputs, " \
+        "sha256)" in result.output
     alone = tmp_path / "alone.tflite"
     shutil.copy(written / "model.ckpt-200.tflite", alone)
     result = freeze("verify", alone, "--golden", written / "golden")
@@ -145,6 +147,42 @@ def test_a_golden_folder_that_cannot_be_written_names_its_flag(samples, freeze, 
     assert result.stderr == ("error: notes/golden/golden.npz: notes is a file, not a directory; "
                              "choose another --save-golden\n")
     assert sorted(p.name for p in folder.iterdir()) == before
+
+
+@pytest.mark.parametrize("edit,says", [
+    ({"inputs": None}, "inputs is not a list of tensors"),
+    ({"inputs": [None]}, "inputs holds None, not a tensor's name, dtype and shape"),
+    ({"inputs": [{}]}, "inputs holds {}, not a tensor's name"),
+    ({"inputs": "x"}, "inputs is not a list of tensors"),
+    ({"outputs": []}, "outputs is not a list of tensors"),
+    ({"target": 5}, "target 5 is not a target's name"),
+    ({"target": None}, "target None is not a target's name"),
+    ({"sha256": 5}, "sha256 5 is not a sha256"),
+    ({"verification": "x"}, "verification is not a record"),
+    ({"schema_version": 99}, "sidecar schema 99, and this graphfreeze reads 1 and 2"),
+    ({"sha256": None, "drop": "sha256"}, "not a graphfreeze sidecar (no sha256)"),
+])
+def test_an_edited_sidecar_is_one_line(written, freeze, tmp_path, edit, says):
+    """Whatever a hand edit leaves in the sidecar: one line naming it, exit 3."""
+    shutil.copy(written / "model.ckpt-200.tflite", tmp_path / "m.tflite")
+    car = json.loads((written / "model.ckpt-200.tflite.json").read_text())
+    car.update({k: v for k, v in edit.items() if k != "drop"})
+    car.pop(edit.get("drop", "-"), None)
+    (tmp_path / "m.tflite.json").write_text(json.dumps(car))
+    result = freeze("verify", tmp_path / "m.tflite", "--golden", written / "golden")
+    assert_failed(result, 3, "m.tflite.json: ", says)
+
+
+def test_a_golden_folder_without_rows_is_one_line(written, freeze, tmp_path):
+    arrays = dict(np.load(written / "golden" / "golden.npz"))
+    (tmp_path / "g").mkdir()
+    np.savez(tmp_path / "g" / "golden.npz", **{k: v[:0] for k, v in arrays.items()})
+    result = freeze("verify", written / "model.ckpt-200.tflite", "--golden", tmp_path / "g")
+    assert_failed(result, 3, "golden.npz: no rows")
+    np.savez(tmp_path / "g" / "golden.npz",
+             **{k: v[:1] if k.startswith("output:") else v for k, v in arrays.items()})
+    result = freeze("verify", written / "model.ckpt-200.tflite", "--golden", tmp_path / "g")
+    assert_failed(result, 3, "golden.npz: rows of [1, ")
 
 
 @pytest.mark.parametrize("name,part", [
