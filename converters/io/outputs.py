@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 def output_paths(out: str | None, plans: list[TargetPlan], stem: str) -> dict[str, str]:
     """Where each target's artifact goes: `out` (-o) for one target, else beside the source (or
     in -o DIR/). The target's name goes into the file name when targets share a suffix."""
+    if out and storage.is_remote(out) and not out.partition("://")[2].strip("/"):
+        raise OutputError(f"{out}: names no bucket; give {out.partition('://')[0]}://BUCKET/PATH")
     if out and len(plans) == 1 and not out.endswith("/"):
         return {plans[0].target.name: out}
     if out and not out.endswith("/") and out.lower().endswith(tuple(p.suffix for p in plans)) \

@@ -17,6 +17,7 @@ import tempfile
 from graphfreeze.errors import GraphFreezeError, InputError, OutputError, first_line
 from graphfreeze.io.paths import basename, dirname, expand, is_remote, join  # noqa: F401 -- re-exported
 from graphfreeze.io.paths import gfile as _gfile
+from graphfreeze.io.remote import reached, upload
 from graphfreeze.io.temporaries import remove, signals_deferred, sweep, temp_name
 from graphfreeze.io.trees import tree_digest, tree_files  # noqa: F401 -- re-exported
 
@@ -26,7 +27,7 @@ def glob(prefix: str, pattern: str) -> list[str]:
     prefix: TensorFlow's glob answers `model.ckpt*` with `./model.ckpt...`, so a bare relative
     prefix would not match its own files."""
     if is_remote(prefix):
-        return sorted(_gfile().glob(prefix + pattern))
+        return sorted(reached(prefix, lambda: _gfile().glob(prefix + pattern)))
     import glob as _glob
 
     name = os.path.basename(prefix)  # (glob spells the folder its own way: `a//b` as `a/b`)
@@ -37,13 +38,13 @@ def glob(prefix: str, pattern: str) -> list[str]:
 def exists(path: str) -> bool:
     if not is_remote(path):
         return os.path.exists(path)
-    return _gfile().exists(path)
+    return reached(path, lambda: _gfile().exists(path))
 
 
 def isdir(path: str) -> bool:
     if not is_remote(path):
         return os.path.isdir(path)
-    return _gfile().isdir(path)
+    return reached(path, lambda: _gfile().isdir(path))
 
 
 def listdir(path: str) -> list[str]:
@@ -72,7 +73,11 @@ def check_writable(paths: list[str], force: bool, flag: str = "-o") -> None:
     """Refuse before any work starts: an existing output without force, or an unusable parent
     (`flag`: the option that named the paths, which the fix changes)."""
     for path in paths:
-        if exists(path) and not force:
+        try:
+            there = exists(path)
+        except InputError as err:  # a bucket out of reach
+            raise OutputError(f"{err}, or choose another {flag}") from err
+        if there and not force:
             raise OutputError(f"{path}: already exists; pass --force to overwrite it")
         parent = dirname(path) or "."
         if is_remote(path):
@@ -232,7 +237,7 @@ class Transaction:
                     if not (os.path.lexists(tmp) if not is_remote(tmp) else _gfile().exists(tmp)):
                         raise OutputError(f"{path}: was never written; report this as a bug")
                     if is_remote(path) and not is_remote(tmp):
-                        _upload(tmp, path)
+                        upload(tmp, path)
                     elif is_remote(path):
                         _gfile().rename(tmp, path, overwrite=True)
                     elif os.path.isdir(tmp):
@@ -293,23 +298,3 @@ def _replace_dir(tmp: str, path: str) -> None:
             if err.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR):
                 raise
     raise OutputError(f"{path}: replaced by other runs 100 times over; run one at a time")
-
-
-def _upload(local: str, remote: str) -> None:
-    """Copy a local file or directory tree to a remote path (no parent directory needed); a
-    directory's old objects that the new tree lacks are removed."""
-    gfile = _gfile()
-    if not os.path.isdir(local):
-        gfile.copy(local, remote, overwrite=True)
-        return
-    new = set()
-    for root, _, names in os.walk(local):
-        rel = os.path.relpath(root, local)
-        target = remote if rel == "." else join(remote, *rel.split(os.sep))
-        for name in names:
-            new.add(join(target, name))
-            gfile.copy(os.path.join(root, name), join(target, name), overwrite=True)
-    for root, _, names in gfile.walk(remote):
-        for name in names:
-            if join(root, name) not in new:
-                gfile.remove(join(root, name))
