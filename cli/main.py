@@ -176,6 +176,9 @@ def convert_command(path, kind, source_option, unsafe, outputs, inputs, targets,
     if len(given) != 1:
         raise click.UsageError(f"give one model: PATH, {kind_flags}")
     kind, source = given[0]
+    if targets and not parse_names(targets):
+        raise click.UsageError("--target names no target; name one or more (see `freeze "
+                               "targets`), or leave --target out for android")
     request = Request(source=source, kind=kind, unsafe=unsafe,
                       source_options=_source_options(values, source_option),
                       outputs=tuple(parse_names(outputs)), inputs=tuple(parse_names(inputs)),

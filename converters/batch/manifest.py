@@ -204,6 +204,9 @@ def _job_options(raw: dict, where: str, folder: str, declared) -> JobOptions:
     for key in ("outputs", "inputs", "targets"):  # "a,b" as on the command line
         if isinstance(raw.get(key), list) and all(isinstance(v, str) for v in raw[key]):
             raw[key] = parse_names(raw[key])
+    if raw.get("targets") == []:
+        raise ConfigError(f"{where}: targets names no target; name one or more (see `freeze "
+                          "targets`), or leave targets out for android")
     job_keys = option_names(JobOptions)
     stage_options = {k: raw.pop(k) for k in list(raw) if k not in job_keys and k in stage}
     source_options = {**{k: raw.pop(k) for k in list(raw) if k not in job_keys and k in source},

@@ -86,6 +86,15 @@ class CalibrationOptions(DataOptions):
 
             return [[feeds[n] for n in names] for feeds in
                     (sample_inputs(infos, 1, seed + k) for k in range(self.calibration_samples))]
+        import numpy as np
         from graphfreeze.data.load import load
+        from graphfreeze.errors import InputError
 
-        return load(path, infos, self.image_scaling()).samples(names)
+        data = load(path, infos, self.image_scaling())
+        for name in names:  # NaN ranges calibrate nothing: TFLite left the model float
+            value = data.inputs[name]
+            if value.dtype.kind in "fc" and not np.isfinite(value).all():
+                raise InputError(f"{path}: input '{name}' holds NaN or Inf "
+                                 f"({int((~np.isfinite(value)).sum())} values); calibrate on the "
+                                 "finite inputs the model sees in use")
+        return data.samples(names)

@@ -77,6 +77,10 @@ tolerance = 0.5
      r"option opset applies to no stage of target 'tflite'"),
     ("[[model]]\nsource = 'SRC'\n[model.target_options.tfilte]\ntolerance = 1\n",
      r"unknown target 'tfilte'; did you mean tflite\?"),
+    ("[[model]]\nsource = 'SRC'\ntargets = []\n",
+     r"models.toml:\d+: targets names no target; name one or more"),
+    ("[defaults]\ntargets = ' , '\n[[model]]\nsource = 'SRC'\n",
+     r"models.toml:\d+: targets names no target"),
 ])
 def test_a_wrong_key_is_one_line(samples, tmp_path, text, message):
     from graphfreeze.batch.jobs import prepare_jobs

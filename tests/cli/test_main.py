@@ -72,3 +72,12 @@ def test_inspect_no_gaps_is_the_report_without_gaps_and_without_tensorflow(sampl
     quick, full = json.loads(out), json.loads(freeze("inspect", "--json", path).output)
     assert full.pop("targets") and "targets" not in quick
     assert quick == full
+
+
+@pytest.mark.parametrize("given", ["", " , "])
+def test_a_target_list_naming_nothing_is_refused(given):
+    """An empty shell variable as --target would have meant android, silently."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(main, ["model.ckpt-200", "--outputs", "probs", "--target", given])
+    assert result.exit_code == 2 and "--target names no target" in result.output

@@ -182,3 +182,20 @@ def test_bad_text_data_is_one_line_naming_the_input(tmp_path, case, info, value,
     assert "\n" not in str(err.value) and str(tmp_path / "d.npz") in str(err.value)
     for phrase in message:
         assert phrase in str(err.value), str(err.value)
+
+
+def test_calibration_data_with_nan_is_refused(sample, freeze, monkeypatch):
+    """NaN inputs calibrate no ranges (TFLite then leaves edge-int8 float, and the run passed):
+    one line naming the file and the input, exit 3, nothing written; by the CLI."""
+    folder = sample("iris")
+    values = np.ones((8, 4), np.float32)
+    values[3, 1] = np.nan
+    np.savez(folder / "nan.npz", x=values)
+    monkeypatch.chdir(folder)
+    before = sorted(p.name for p in folder.iterdir())
+    result = freeze("model.ckpt-200", "--outputs", "probs", "--target", "edge-int8",
+                    "--calibration", "nan.npz", "-o", "m.tflite")
+    assert result.exit_code == 3, result.output
+    assert result.stderr == ("error: nan.npz: input 'x:0' holds NaN or Inf (1 values); calibrate "
+                             "on the finite inputs the model sees in use\n")
+    assert sorted(p.name for p in folder.iterdir()) == before
