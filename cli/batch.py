@@ -99,6 +99,10 @@ def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, exec
     from graphfreeze import batch
     from graphfreeze.batch.report import end_lines, job_line, summary_line, write_reports
 
+    if report_dir:  # a folder the reports cannot go to: said before any job runs
+        from graphfreeze.io import storage
+
+        storage.check_writable([storage.join(report_dir, "report.json")], True, "--report")
     progress, task = _progress()
 
     def show(result) -> None:
@@ -122,7 +126,7 @@ def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, exec
         if progress is not None:
             progress.stop()
     folder = report_dir or _default_report_dir(report, shared)
-    written = write_reports(report, folder)
+    written = write_reports(report, folder, flag="--report" if report_dir else "out_dir")
     for line in end_lines(report):
         click.echo(line)
     if reduce:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -72,6 +73,12 @@ class FileStore:
             why = "is on a read-only file system" if _read_only(probe) else "is not writable"
             raise unwritable(self.folder, why if probe == self.folder.rstrip("/")
                              else f"{probe} {why}")
+        try:  # os.access trusts root; some file systems (sysfs, a FUSE mount) refuse anyway
+            os.rmdir(tempfile.mkdtemp(prefix=".graphfreeze-probe-", dir=probe))
+        except OSError as err:
+            why = f"is not writable ({err.strerror})"
+            raise unwritable(self.folder, why if probe == self.folder.rstrip("/")
+                             else f"{probe} {why}") from err
 
     def load(self, key: str) -> tuple[dict, dict[str, bytes]] | None:
         entry = self.entry(key)

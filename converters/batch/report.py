@@ -29,10 +29,12 @@ from graphfreeze.io import storage
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")  # invalid in XML 1.0
 
 
-def write_reports(report: Report, folder: str, markdown: bool | None = None) -> dict[str, str]:
+def write_reports(report: Report, folder: str, markdown: bool | None = None,
+                  flag: str = "--report") -> dict[str, str]:
     """Write report.json, junit.xml, report.html and report.md into `folder` (local or gs://),
     all renamed into place together; returns {"json", "junit", "html", "md"} -> path. report.md
-    is written when `markdown`, by default when there is a baseline or $GITHUB_STEP_SUMMARY."""
+    is written when `markdown`, by default when there is a baseline or $GITHUB_STEP_SUMMARY.
+    `flag`: what named `folder`, for the errors."""
     if markdown is None:
         markdown = report.baseline is not None or bool(os.environ.get("GITHUB_STEP_SUMMARY"))
     paths = {"json": storage.join(folder, "report.json"),
@@ -45,7 +47,7 @@ def write_reports(report: Report, folder: str, markdown: bool | None = None) -> 
         data["md"] = report_md(report)
     with storage.Transaction(force=True) as txn:
         for key, path in paths.items():
-            txn.put(path, data[key])
+            txn.put(path, data[key], flag)
         txn.commit()
     return paths
 

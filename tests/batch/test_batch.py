@@ -409,6 +409,19 @@ def test_unwritable_out_dir_is_one_line_and_writes_nothing(samples, tmp_path, mo
     assert digests(tmp_path) == before and not (work / "cache").exists()
 
 
+def test_a_report_folder_that_cannot_be_written_is_refused_before_any_job(samples, tmp_path):
+    work = tmp_path / "work"
+    put(work, samples, "iris")
+    (work / "afile").write_text("not a folder\n")
+    (work / "models.toml").write_text('schema_version = 1\n[[model]]\nsource = "iris"\n'
+                                      'outputs = "probs"\n')
+    done = cli(work, "batch", "models.toml", "--no-cache", "--report", "afile/reports")
+    assert done.returncode == 4, done.stderr
+    assert done.stderr == ("error: afile/reports/report.json: afile is a file, not a directory; "
+                           "choose another --report\n")
+    assert not (work / "dist").exists()
+
+
 # -- paths with shared options; a corrupt model among good ones ------------------------------------
 
 @pytest.fixture(scope="module")

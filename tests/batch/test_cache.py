@@ -127,6 +127,31 @@ def test_unwritable_local_cache_is_one_line_before_any_conversion(samples, tmp_p
     assert not (tmp_path / "dist").exists()
 
 
+def _refuses_folders(parent: str) -> bool:
+    """`parent` passes os.access for writing (root) but its file system refuses a new folder."""
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return False
+    probe = os.path.join(parent, ".gf-probe")
+    try:
+        os.mkdir(probe)
+    except OSError:
+        return True
+    os.rmdir(probe)
+    return False
+
+
+@pytest.mark.skipif(not _refuses_folders("/sys/kernel"), reason="needs sysfs writable by access()")
+def test_a_cache_folder_the_file_system_refuses_is_one_line(samples, tmp_path):
+    """os.access trusts root; sysfs still refuses a folder: the cache was then silently off."""
+    shutil.copytree(samples / "iris", tmp_path / "iris")
+    done = subprocess.run([FREEZE, "batch", "iris", "--outputs", "probs", "--cache",
+                           "/sys/kernel/gfcache"], cwd=tmp_path, capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (4, ""), done.stderr
+    assert done.stderr.startswith("error: --cache /sys/kernel/gfcache: /sys/kernel is not "
+                                  "writable (") and done.stderr.count("\n") == 1
+    assert not (tmp_path / "dist").exists()
+
+
 @pytest.mark.parametrize("record", ["{}", '{"job": 5, "written": [["android"]]}', "[1]", "not json"])
 def test_ls_shows_an_entry_json_that_is_not_one_as_incomplete(tmp_path, freeze, record):
     now = time.time()
