@@ -257,6 +257,8 @@ _SUFFIX = re.compile(r"(\.(keras|h5|hdf5|pb|pbtxt|index|meta))$")
 def named(specs: list[JobSpec], folder: str) -> list[JobSpec]:
     """Each spec with a unique name: the one given, or the source's last path parts (as few as
     make it unique). Two jobs with one name are a ConfigError."""
+    from graphfreeze.batch.report import FILES
+
     parts = {}
     for spec in specs:
         rel = spec.source
@@ -285,6 +287,9 @@ def named(specs: list[JobSpec], folder: str) -> list[JobSpec]:
         if not name.strip("."):
             raise ConfigError(f"{spec.where}: job name '{name}' would write outside out_dir; "
                               "give the [[model]] a name with a letter or digit")
+        if name.lower() in FILES.values():  # its folder would take a report's place
+            raise ConfigError(f"{spec.where}: job name '{name}' is a report's file name in "
+                              "out_dir; give the [[model]] another name")
         if name in seen:
             raise ConfigError(f"{spec.where}: job name '{name}' is also used at {seen[name]}; "
                               "give each [[model]] a unique name")

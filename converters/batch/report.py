@@ -29,6 +29,9 @@ from graphfreeze.io import storage
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")  # invalid in XML 1.0
 
 
+FILES = {"json": "report.json", "junit": "junit.xml", "html": "report.html", "md": "report.md"}
+
+
 def write_reports(report: Report, folder: str, markdown: bool | None = None,
                   flag: str = "--report") -> dict[str, str]:
     """Write report.json, junit.xml, report.html and report.md into `folder` (local or gs://),
@@ -37,13 +40,11 @@ def write_reports(report: Report, folder: str, markdown: bool | None = None,
     `flag`: what named `folder`, for the errors."""
     if markdown is None:
         markdown = report.baseline is not None or bool(os.environ.get("GITHUB_STEP_SUMMARY"))
-    paths = {"json": storage.join(folder, "report.json"),
-             "junit": storage.join(folder, "junit.xml"),
-             "html": storage.join(folder, "report.html")}
+    paths = {key: storage.join(folder, FILES[key]) for key in ("json", "junit", "html")}
     data = {"json": report_json(report), "junit": junit_xml(report),
             "html": report_html(report, folder)}
     if markdown:
-        paths["md"] = storage.join(folder, "report.md")
+        paths["md"] = storage.join(folder, FILES["md"])
         data["md"] = report_md(report)
     with storage.Transaction(force=True) as txn:
         for key, path in paths.items():

@@ -81,6 +81,9 @@ tolerance = 0.5
      r"models.toml:\d+: targets names no target; name one or more"),
     ("[defaults]\ntargets = ' , '\n[[model]]\nsource = 'SRC'\n",
      r"models.toml:\d+: targets names no target"),
+    ("[[model]]\nsource = 'SRC'\nname = 'Report.json'\n",
+     r"models.toml:\d+: job name 'Report.json' is a report's file name in out_dir; give the "
+     r"\[\[model\]\] another name"),
 ])
 def test_a_wrong_key_is_one_line(samples, tmp_path, text, message):
     from graphfreeze.batch.jobs import prepare_jobs
