@@ -73,8 +73,11 @@ def read_arrays(path: str, fix: str = "save one with numpy.savez") -> dict:
         loaded = np.load(io.BytesIO(storage.read_bytes(path)), allow_pickle=False)
         return dict(loaded) if hasattr(loaded, "files") else {"": loaded}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as err:
-        raise InputError(f"{path}: not an .npz or .npy file numpy reads "
-                         f"({' '.join(str(err).split())}); {fix}") from err
+        why = " ".join(str(err).split())
+        if "allow_pickle" in why:  # numpy's advice to unpickle an untrusted file: not ours
+            why = "object arrays, which graphfreeze never unpickles" if "Object arrays" in why \
+                else "numpy would have to unpickle it, which graphfreeze never does"
+        raise InputError(f"{path}: not an .npz or .npy file numpy reads ({why}); {fix}") from err
 
 
 def _folder_arrays(paths: list[str], infos, folder: str) -> dict:

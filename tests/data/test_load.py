@@ -73,7 +73,8 @@ def test_a_folder_of_images_is_decoded_resized_scaled_and_labelled_by_sub_folder
     ("image", r"bad.png: not a readable image"),
     ("not numpy", r"x.npz: not an .npz or .npy file"),
     ("truncated", r"x.npz: not an .npz or .npy file numpy reads \(File is not a zip file\)"),
-    ("objects", r"x.npz: not an .npz or .npy file numpy reads \(Object arrays cannot be loaded"),
+    ("objects", r"x.npz: not an .npz or .npy file numpy reads \(object arrays, which graphfreeze "
+                r"never unpickles\)"),
     ("labels", r"x.npz: 2 labels for 5 samples"),
     ("nothing", r"nowhere: not found"),
     ("mixed", r"images: has images both in class sub-folders and at its top \(loose.png\)"),
@@ -199,3 +200,17 @@ def test_calibration_data_with_nan_is_refused(sample, freeze, monkeypatch):
     assert result.stderr == ("error: nan.npz: input 'x:0' holds NaN or Inf (1 values); calibrate "
                              "on the finite inputs the model sees in use\n")
     assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_a_file_numpy_would_unpickle_is_refused_without_numpys_advice(tmp_path):
+    """numpy suggests `allow_pickle=True` for a file it cannot read: not advice for a model's
+    untrusted data."""
+    (tmp_path / "notes.npz").write_text("some text, not arrays\n")
+    from graphfreeze.data.load import read_arrays
+
+    with pytest.raises(InputError) as err:
+        read_arrays(str(tmp_path / "notes.npz"))
+    assert "allow_pickle" not in str(err.value)
+    assert str(err.value).endswith("notes.npz: not an .npz or .npy file numpy reads (numpy would "
+                                   "have to unpickle it, which graphfreeze never does); save one "
+                                   "with numpy.savez")
