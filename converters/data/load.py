@@ -50,6 +50,9 @@ def load(path: str, infos, scaling) -> Dataset:
              if not os.path.basename(rel).startswith(".")]
     images = [(f, r) for f, r in files if r.lower().endswith(IMAGES)]
     arrays = [f for f, r in files if r.lower().endswith(ARRAYS)]
+    if images and arrays:  # one of the two would be left out
+        raise InputError(f"{path}: holds images ({images[0][1]}) and arrays "
+                         f"({os.path.relpath(arrays[0], path)}); keep one kind in the folder")
     if images:
         from graphfreeze.data.images import read_images
 

@@ -63,6 +63,10 @@ def test_a_folder_of_images_is_decoded_resized_scaled_and_labelled_by_sub_folder
     assert np.allclose(data.inputs["image:0"][0, 0, 0], [1, -1, -1])  # (255/127.5 - 1), (0 - 1)
     first = TensorInfo("nchw:0", "float32", (None, 3, 8, 8))
     assert load(str(tmp_path), [first], scaling).inputs["nchw:0"].shape == (4, 3, 8, 8)
+    np.save(tmp_path / "more.npy", np.zeros((3, 8, 8, 3), np.float32))  # one kind would be lost
+    with pytest.raises(InputError, match=r"holds images \(0_red/0.png\) and arrays \(more.npy\); "
+                                         r"keep one kind in the folder"):
+        load(str(tmp_path), [IMAGE], scaling)
 
 
 @pytest.mark.parametrize("case, message", [
