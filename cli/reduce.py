@@ -50,6 +50,8 @@ def reduce_command(source_flags, source_options):
         if len(given) != 1:
             raise click.UsageError("give one model: PATH, or one of the kind flags")
         kind, source = given[0]
+        if len(parse_names((target,))) != 1:
+            raise click.UsageError(f"--target {target}: reduce takes one target")
         request = Request(source=source, kind=kind, unsafe=unsafe,
                           source_options=source_options(values, source_option),
                           outputs=tuple(parse_names(outputs)), inputs=tuple(parse_names(inputs)),

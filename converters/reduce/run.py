@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from graphfreeze.errors import InputError
+from graphfreeze.errors import InputError, OutputError
 from graphfreeze.reduce import signature as signatures
 from graphfreeze.reduce.trials import Trials
 
@@ -29,10 +29,16 @@ def reduce(request, out_dir: str | None = None, tries: int = 2, timeout: float |
     into `out_dir` (default: beside the model); an InputError when it does not fail, or not
     the same way every time."""
     from graphfreeze.convert import prepare
+    from graphfreeze.io import storage
     from graphfreeze.io.temporaries import private_dir, remove
 
     if len(request.targets) != 1:
         raise InputError(f"reduce takes one --target (given: {', '.join(request.targets)})")
+    if out_dir:  # a folder the repro cannot go to: said before any trial
+        folder = out_dir.rstrip("/") or "/"
+        if storage.exists(folder) and not storage.isdir(folder):
+            raise OutputError(f"{out_dir}: is a file, not a folder; choose another -o")
+        storage.check_writable([storage.join(folder, "repro")], True)
     start = time.monotonic()
     work = private_dir("graphfreeze-reduce-work")
     try:

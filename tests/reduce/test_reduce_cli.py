@@ -66,6 +66,18 @@ def test_a_model_that_converts_is_said_and_nothing_written(family, freeze, tmp_p
     assert not out.exists()
 
 
+def test_an_unusable_o_or_two_targets_are_said_before_any_trial(family, freeze, tmp_path,
+                                                                 monkeypatch):
+    path, args = family("reduce_cnn_lgamma")
+    monkeypatch.chdir(path.parent)
+    (tmp_path / "afile").write_text("a file\n")
+    result = freeze("reduce", path.name, *args, "--target", "onnx", "-o", tmp_path / "afile")
+    assert_failed(result, 4, f"{tmp_path / 'afile'}: is a file, not a folder; choose another -o")
+    result = freeze("reduce", path.name, *args, "--target", "tflite,onnx")
+    assert result.exit_code == 2 and "--target tflite,onnx: reduce takes one target" in \
+        result.output
+
+
 def test_a_failure_that_comes_and_goes_is_said_after_the_tries(family, freeze, tmp_path,
                                                                monkeypatch):
     # its verification passes with probability 1/2 each try, and the tries stop at the first
