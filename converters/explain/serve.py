@@ -8,7 +8,8 @@ is read here once before the server starts: a file it cannot read is one line, a
 node's id is known for the URL. Nothing leaves the machine: Model Explorer's update check (PyPI
 and GitHub, at start and when the page asks) is answered locally, and its page is served
 without the Google Fonts links of its index.html (the same fonts ship in its static files). Its
-endpoint that reads a text file by path serves the overlays only.
+endpoint that reads a text file by path serves the overlays only, its adapters read the
+artifact only, and requests addressed by another host name (DNS rebinding) are refused.
 """
 
 from __future__ import annotations
@@ -242,6 +243,8 @@ def serving(explained: Explained, port: int):
         return read_text(path)
 
     server._read_file_content = only_overlays  # noqa: SLF001
+    _only_the_artifact(explained.path)
+    server.flask = _local_flask(server.flask, port)
     config = model_explorer.config().add_model_from_path(explained.path, explained.adapter)
     for where in explained.overlays.values():
         config.add_node_data_from_path(where)
@@ -252,6 +255,37 @@ def serving(explained: Explained, port: int):
         thread.start()
         _wait_healthy(port, thread)
     yield thread.is_alive
+
+
+def _only_the_artifact(path: str) -> None:
+    """Its adapters' commands read the artifact only (any modelPath was read), and delete
+    nothing (`deleteAfterConversion` marked the path for removal)."""
+    from model_explorer.extension_manager import ExtensionManager
+
+    artifact, run_cmd = os.path.realpath(path), ExtensionManager.run_cmd
+
+    def run(self, cmd):
+        asked = cmd.get("modelPath") if isinstance(cmd, dict) else None
+        if asked is not None and os.path.realpath(os.path.expanduser(str(asked))) != artifact:
+            raise PermissionError(f"{asked}: freeze explain reads only {path}")
+        return run_cmd(self, cmd)
+
+    ExtensionManager.run_cmd, ExtensionManager.cleanup = run, lambda self, cmd: None
+
+
+def _local_flask(flask, port: int):
+    """`flask` whose apps answer only requests addressed to this server by name (a page of
+    another site reaching 127.0.0.1 through its own DNS name, rebinding, gets 403)."""
+    import types
+
+    hosts = {f"{HOST}:{port}", f"localhost:{port}"}
+
+    class Local(flask.Flask):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.before_request(lambda: None if flask.request.host in hosts else flask.abort(403))
+
+    return types.SimpleNamespace(**{**vars(flask), "Flask": Local})
 
 
 def without_web_fonts(page: str) -> str:

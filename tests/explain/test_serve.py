@@ -10,6 +10,7 @@ import json
 import signal
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -119,6 +120,22 @@ def test_the_page_shows_the_graph_with_the_worst_node_highlighted(explained, bro
                     f"{base}/api/v1/read_text_file?path={path}", timeout=10) as r:
                 answer = json.loads(r.read())
             assert ("content" in answer) == served, answer  # the overlays, no other file
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        other = explained / "other.tflite"  # another model file, readable by the adapter
+        other.write_bytes((explained / "out/model.ckpt-200.tflite").read_bytes())
+        for path, read in ((explained / "out/model.ckpt-200.tflite", True), (other, False)):
+            command = {"cmdId": "convert", "extensionId": "builtin_tflite_flatbuffer",
+                       "modelPath": str(path), "settings": {}, "deleteAfterConversion": True}
+            with direct.open(urllib.request.Request(
+                    f"{base}/apipost/v1/send_command", json.dumps(command).encode(),
+                    {"Content-Type": "application/json"}), timeout=30) as r:
+                answer = json.loads(r.read())
+            assert ("error" not in answer) == read, str(answer)[:200]
+            assert path.exists()
+        rebound = urllib.request.Request(f"{base}/api/v1/read_text_file?path=x",
+                                         headers={"Host": "evil.example.com"})
+        with pytest.raises(urllib.error.HTTPError, match="403"):  # DNS rebinding: refused
+            direct.open(rebound, timeout=10)
         requests = [e["params"]["request"]["url"] for e in browser.events
                     if e.get("method") == "Network.requestWillBeSent"]
         assert requests and all(u.startswith(url.split("/?")[0]) or u.startswith(("data:",
