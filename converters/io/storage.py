@@ -187,6 +187,8 @@ class Transaction:
         if flag != "-o":
             self.flags[path] = flag
         sweep(path)
+        if path in self.temps:  # written again (the golden set of a target with more rows)
+            remove(self.temps[path])
         parent = dirname(path)
         tmp = join(parent or ".", temp_name(path))
         self.temps[path] = tmp

@@ -138,14 +138,17 @@ def _run_early(state, options: VerifyOptions, artifact) -> list | None:
 
 
 def _save_golden(state, options: VerifyOptions, ref: Reference) -> None:
-    """--save-golden DIR: the inputs and the original's outputs, once per run (at commit)."""
-    if not options.save_golden or state.memo.get("golden_saved") == options.save_golden:
+    """--save-golden DIR: the inputs and the original's outputs, at commit: those of the target
+    that verified on the most rows (each target has its own seeded inputs; not the order's)."""
+    rows = len(next(iter(ref.feeds.values()))) if ref.feeds else 0
+    saved = state.memo.get("golden_saved")
+    if not options.save_golden or saved and saved[0] == options.save_golden and saved[1] >= rows:
         return
     from graphfreeze.data import golden
 
     golden.save(state.files, options.save_golden, ref.feeds, state.artifact.inputs,
                 state.artifact.outputs, ref.expected, ref.labels, state.model.graph_file)
-    state.memo["golden_saved"] = options.save_golden
+    state.memo["golden_saved"] = (options.save_golden, rows)
 
 
 QAT_THRESHOLDS = {"tolerance": float("inf"), "mean_tolerance": 0.05}

@@ -132,6 +132,24 @@ def test_from_the_models_own_folder_with_relative_paths(samples, freeze, tmp_pat
     assert result.exit_code == 0 and "passed against the golden inputs in golden" in result.output
 
 
+def test_the_golden_set_is_the_largest_a_target_verified_on(samples, freeze, tmp_path,
+                                                            monkeypatch):
+    """android verifies on 2 seeded rows, edge-int8 on its batch_size: the golden set is the
+    int8 target's whatever the order of --target (it was the first target's)."""
+    folder = tmp_path / "iris"
+    shutil.copytree(samples / "iris", folder)
+    monkeypatch.chdir(folder)
+    result = freeze("model.ckpt-200", "--outputs", "probs", "--target", "android,edge-int8",
+                    "--save-golden", "golden", "-o", "out/")
+    assert result.exit_code == 0, result.output
+    car = json.loads((folder / "out" / "model.ckpt-200.tflite.json").read_text())
+    assert json.loads((folder / "golden" / "golden.json").read_text())["rows"] == \
+        car["verification"]["batch_size"] > 2
+    assert sorted(p.name for p in (folder / "golden").iterdir()) == ["golden.json", "golden.npz"]
+    result = freeze("verify", "out/model.ckpt-200.tflite", "--golden", "golden")
+    assert result.exit_code == 0, result.output
+
+
 def test_a_golden_folder_that_cannot_be_written_names_its_flag(samples, freeze, tmp_path,
                                                                 monkeypatch):
     """--save-golden under a file: one line telling to change --save-golden (not -o), exit 4,
