@@ -165,7 +165,7 @@ def specs_from_paths(paths: list[str], raw: dict, registry) -> list[JobSpec]:
     _check_keys(raw, set(), lambda k: "command line", "the options", declared)
     options = _job_options(raw, "command line", "", declared)
     specs = [JobSpec("", match, options, "command line")
-             for path in paths for match in _expand_source(path, path)]
+             for path in paths for match in _expand_source(path, "command line")]
     return named(specs, "")
 
 
@@ -239,8 +239,8 @@ def _expand_source(path: str, where: str) -> list[str]:
     path = storage.expand(path)
     if not any(c in path for c in "*?["):
         if not storage.exists(path.rstrip("/")) and not storage.exists(path + ".index"):
-            raise ConfigError(f"{where}: source {path} does not exist; fix the path (relative "
-                              "to the manifest's folder)")
+            raise ConfigError(f"{where}: source {path} does not exist; fix the path" + (
+                "" if where == "command line" else " (relative to the manifest's folder)"))
         return [path]
     if storage.is_remote(path):
         matches = sorted(gfile().glob(path))
@@ -291,8 +291,10 @@ def named(specs: list[JobSpec], folder: str) -> list[JobSpec]:
             raise ConfigError(f"{spec.where}: job name '{name}' is a report's file name in "
                               "out_dir; give the [[model]] another name")
         if name in seen:
+            fix = "give each [[model]] a unique name" if spec.where != "command line" else \
+                "give each model once, or a manifest that names them"
             raise ConfigError(f"{spec.where}: job name '{name}' is also used at {seen[name]}; "
-                              "give each [[model]] a unique name")
+                              + fix)
         seen[name] = spec.where
         result.append(dataclasses.replace(spec, name=name))
     return result

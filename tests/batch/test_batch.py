@@ -409,6 +409,17 @@ def test_unwritable_out_dir_is_one_line_and_writes_nothing(samples, tmp_path, mo
     assert digests(tmp_path) == before and not (work / "cache").exists()
 
 
+def test_path_mode_messages_name_no_manifest(samples, tmp_path):
+    """`freeze batch PATH...` has no manifest: its refusals do not send the user to one."""
+    put(tmp_path, samples, "iris")
+    done = cli(tmp_path, "batch", "nope", "--outputs", "probs")
+    assert (done.returncode, done.stderr) == (6, "error: command line: source nope does not "
+                                                 "exist; fix the path\n")
+    done = cli(tmp_path, "batch", "iris", "iris/", "--outputs", "probs")
+    assert done.returncode == 6 and done.stderr.endswith(
+        "give each model once, or a manifest that names them\n"), done.stderr
+
+
 def test_a_report_folder_that_cannot_be_written_is_refused_before_any_job(samples, tmp_path):
     work = tmp_path / "work"
     put(work, samples, "iris")
