@@ -73,12 +73,12 @@ def load(folder: str, inputs, outputs) -> tuple[dict, list, object]:
         value = _strings(arrays.get(f"output:{info.name}"), info)
         _check(value, info, "output", folder, sorted(k[7:] for k in arrays if k.startswith("output:")))
         expected.append(value)
-    pairs = [*zip(inputs, feeds.values(), strict=True), *zip(outputs, expected, strict=True)]
-    rows = {len(v) for info, v in pairs if info.shape and v.ndim}  # (rank known, not a scalar)
-    if rows == {0} or len(rows) > 1:
+    rows = {len(v) for info, v in zip(inputs, feeds.values(), strict=True)
+            if info.shape and v.ndim}  # (rank known, not a scalar; an output's first dimension
+    if rows == {0} or len(rows) > 1:  # need not be rows: a detector's boxes)
         raise InputError(f"{path}: {'no rows' if rows == {0} else 'rows of ' + str(sorted(rows))}"
-                         " (inputs and outputs must have the same rows, at least one); save it "
-                         "again with --save-golden")
+                         " (the inputs must have the same rows, at least one); save it again "
+                         "with --save-golden")
     return feeds, expected, arrays.get("labels")
 
 

@@ -192,15 +192,12 @@ def test_an_edited_sidecar_is_one_line(written, freeze, tmp_path, edit, says):
 
 
 def test_a_golden_folder_without_rows_is_one_line(written, freeze, tmp_path):
+    """(An output's first dimension need not be rows: a detector's boxes are not checked.)"""
     arrays = dict(np.load(written / "golden" / "golden.npz"))
     (tmp_path / "g").mkdir()
     np.savez(tmp_path / "g" / "golden.npz", **{k: v[:0] for k, v in arrays.items()})
     result = freeze("verify", written / "model.ckpt-200.tflite", "--golden", tmp_path / "g")
     assert_failed(result, 3, "golden.npz: no rows")
-    np.savez(tmp_path / "g" / "golden.npz",
-             **{k: v[:1] if k.startswith("output:") else v for k, v in arrays.items()})
-    result = freeze("verify", written / "model.ckpt-200.tflite", "--golden", tmp_path / "g")
-    assert_failed(result, 3, "golden.npz: rows of [1, ")
 
 
 @pytest.mark.parametrize("name,part", [
