@@ -254,11 +254,13 @@ def _expand_source(path: str, where: str) -> list[str]:
 _SUFFIX = re.compile(r"(\.(keras|h5|hdf5|pb|pbtxt|index|meta))$")
 
 
+# the reports `freeze batch` writes into out_dir (batch/report.py): no job may take their names
+FILES = {"json": "report.json", "junit": "junit.xml", "html": "report.html", "md": "report.md"}
+
+
 def named(specs: list[JobSpec], folder: str) -> list[JobSpec]:
     """Each spec with a unique name: the one given, or the source's last path parts (as few as
     make it unique). Two jobs with one name are a ConfigError."""
-    from graphfreeze.batch.report import FILES
-
     parts = {}
     for spec in specs:
         rel = spec.source

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 from graphfreeze.batch import report_html as page
 from graphfreeze.batch import report_md as md
+from graphfreeze.batch.manifest import FILES
 from graphfreeze.batch.results import (  # noqa: F401 -- rows, summary_line: this module's API
     CACHED,
     NOT_RUN,
@@ -27,9 +28,6 @@ from graphfreeze.batch.results import (  # noqa: F401 -- rows, summary_line: thi
 from graphfreeze.io import storage
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff]")  # invalid in XML 1.0
-
-
-FILES = {"json": "report.json", "junit": "junit.xml", "html": "report.html", "md": "report.md"}
 
 
 def write_reports(report: Report, folder: str, markdown: bool | None = None,
