@@ -179,6 +179,7 @@ def test_a_golden_folder_that_cannot_be_written_names_its_flag(samples, freeze, 
     ({"verification": "x"}, "verification is not a record"),
     ({"schema_version": 99}, "sidecar schema 99, and this graphfreeze reads 1 and 2"),
     ({"sha256": None, "drop": "sha256"}, "not a graphfreeze sidecar (no sha256)"),
+    ({"target": "nope"}, "unknown target 'nope'"),  # a name this graphfreeze lacks: exit 6
 ])
 def test_an_edited_sidecar_is_one_line(written, freeze, tmp_path, edit, says):
     """Whatever a hand edit leaves in the sidecar: one line naming it, exit 3."""
@@ -188,7 +189,7 @@ def test_an_edited_sidecar_is_one_line(written, freeze, tmp_path, edit, says):
     car.pop(edit.get("drop", "-"), None)
     (tmp_path / "m.tflite.json").write_text(json.dumps(car))
     result = freeze("verify", tmp_path / "m.tflite", "--golden", written / "golden")
-    assert_failed(result, 3, "m.tflite.json: ", says)
+    assert_failed(result, 6 if edit.get("target") == "nope" else 3, "m.tflite.json: ", says)
 
 
 def test_a_golden_folder_without_rows_is_one_line(written, freeze, tmp_path):
