@@ -127,12 +127,24 @@ def run(plans: list[TargetPlan], initial, paths: dict[str, str],
             after = plan.steps[i + 1] if i + 1 < len(plan.steps) else None
             if after is not None and after.stage.prepare is not None:
                 after.stage.prepare(state, after.options)
+            if state.weights is not None and not step.stage.weights_apart:
+                state = _attached(state)
             state = step.stage.run(state, step.options)
             memory.release()
             if key in shared:
                 done[key] = state
+                if state.weights is not None:
+                    state.weights.shared = True
         results.append(state)
     return results
+
+
+def _attached(state):
+    """`state` with its held weights put back into its graph (graph/weights.py)."""
+    from graphfreeze.graph.weights import attach
+
+    attach(state.graph_def, state.weights)
+    return dataclasses.replace(state, weights=None)
 
 
 def _keys(plan: TargetPlan, path: str) -> list[tuple]:

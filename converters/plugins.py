@@ -59,6 +59,9 @@ class Stage:
     # the artifact it makes is a folder (a SavedModel), which --force may replace; a file's
     # stage is refused an existing folder as -o
     folder: bool = False
+    # takes a graph whose big constants' values are held apart (`State.weights`,
+    # graph/weights.py); any other stage gets them put back first
+    weights_apart: bool = False
 
 
 def always(_options) -> bool:

@@ -9,6 +9,7 @@ from graphfreeze.names import TensorRef
 from graphfreeze.tensors import TensorInfo
 
 if TYPE_CHECKING:
+    from graphfreeze.graph.weights import Weights
     from graphfreeze.io.storage import Transaction
     from graphfreeze.plugins import Format, Session
     from graphfreeze.sources.base import LoadedModel
@@ -58,6 +59,8 @@ class State:
     notes: dict = field(default_factory=dict)  # facts stages record for the sidecar
     # Results shared by every target of one run (io infos, the reference outputs).
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # graph_def's big constants' values, held apart from it (graph/weights.py), or None
+    weights: Weights | None = field(default=None, compare=False, repr=False)
 
     @property
     def keep(self) -> list[str]:

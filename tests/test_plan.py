@@ -71,6 +71,7 @@ class FakeState:
     target: str = ""
     output_path: str = ""
     trail: tuple = ()
+    weights: object = None
 
 
 def test_common_prefix_runs_once():

@@ -1,7 +1,8 @@
-"""Reading and making Const nodes."""
+"""Reading and making Const nodes (a big one's value may be held apart: graph/weights.py)."""
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -10,6 +11,11 @@ if TYPE_CHECKING:
 import numpy as np
 from graphfreeze.graph.graphdefs import split_tensor
 from graphfreeze.graph.ops import IDENTITY_OPS
+
+BIG_CONST_ELEMENTS = 1024  # constants this big are weights, never shapes or axes
+WEIGHT_ATTR = "_weight"  # a Const whose value is held apart: its key in the held Weights
+# the Weights the graph stages hold a frozen graph's big values in (graph/weights.held)
+HELD: ContextVar = ContextVar("held_weights", default=None)
 
 
 def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
@@ -21,7 +27,7 @@ def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
     tensor = node.attr["value"].tensor
     value = np.asarray(value) if dtype is None else value
     if dtype is None and value.dtype.kind in "biufc":
-        set_tensor(tensor, value)
+        set_value(node, value)
     else:
         from tensorflow.python.framework import tensor_util
 
@@ -30,8 +36,19 @@ def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
     return node
 
 
-def set_tensor(proto, value: np.ndarray) -> None:
-    """`proto.CopyFrom(make_tensor_proto(value))` for numeric arrays, without per-element checks."""
+def set_value(node, value: np.ndarray) -> None:
+    """A Const node's value: held apart when Weights are held and it is a big number array
+    (graph/weights.py), else in its tensor."""
+    held = HELD.get()
+    if held is not None and value.dtype.kind in "biufc" and value.size >= BIG_CONST_ELEMENTS:
+        held.hold(node, value)
+    else:
+        set_tensor(node.attr["value"].tensor, value)
+
+
+def set_tensor(proto, value: np.ndarray, content: bool = True) -> None:
+    """`proto.CopyFrom(make_tensor_proto(value))` for numeric arrays, without per-element checks
+    (`content=False`: its dtype and shape only, the value being held apart)."""
     from graphfreeze.proto.dtypes import enum_of
 
     dtype = enum_of(value.dtype) if value.dtype.kind in "biufc" else None
@@ -45,7 +62,8 @@ def set_tensor(proto, value: np.ndarray) -> None:
     proto.tensor_shape.SetInParent()  # a scalar's shape present, as make_tensor_proto writes it
     for dim in value.shape:  # (OpenVINO's .pb reader misreads a Const without one)
         proto.tensor_shape.dim.add().size = dim
-    proto.tensor_content = _content(value)
+    if content:
+        proto.tensor_content = _content(value)
 
 
 def _content(value: np.ndarray) -> bytes:
@@ -78,7 +96,14 @@ def is_const(by_name: dict, tensor: str) -> bool:
 def const_value(by_name: dict, tensor: str):
     """numpy value (read-only) of `tensor` if it is (an Identity chain over) a Const, else None."""
     node = _const_node(by_name, tensor)
-    return None if node is None else tensor_array(node.attr["value"].tensor)
+    return None if node is None else node_value(node)
+
+
+def node_value(node) -> np.ndarray:
+    """A Const node's value (read-only): from the held Weights if it is held apart."""
+    if WEIGHT_ATTR in node.attr:
+        return HELD.get().value(node)
+    return tensor_array(node.attr["value"].tensor)
 
 
 def tensor_array(proto) -> np.ndarray:

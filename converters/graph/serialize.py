@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from graphfreeze.graph.consts import WEIGHT_ATTR
+from graphfreeze.graph.weights import attached_node, is_held
+
 PROTOBUF_LIMIT = 2**31 - 1  # one protobuf message (a GraphDef, an ONNX ModelProto) at most
 
 
@@ -14,15 +17,19 @@ def _varint(n: int) -> bytes:
             return bytes(out)
 
 
-def serialize_chunks(graph_def, nodes=None):
+def serialize_chunks(graph_def, nodes=None, weights=None):
     """`graph_def.SerializeToString(deterministic=True)`, one node at a time (in the order of
-    `nodes`, a permutation of graph_def.node, if given).
+    `nodes`, a permutation of graph_def.node, if given), the values held apart in `weights`
+    put back in (graph/weights.py).
 
     Protobuf writes fields in field-number order (node = 1, library = 2, version = 3,
     versions = 4), each message field as tag, length, bytes; so the concatenation is the same
     bytes without holding a second copy of a large graph in memory.
     """
     for node in graph_def.node if nodes is None else nodes:
+        if is_held(node):
+            yield from _held_node(node, weights)
+            continue
         data = node.SerializeToString(deterministic=True)
         yield b"\x0a" + _varint(len(data))  # (not joined: a node may hold 100 MB of weights)
         yield data
@@ -34,6 +41,36 @@ def serialize_chunks(graph_def, nodes=None):
     if graph_def.HasField("versions"):
         data = graph_def.versions.SerializeToString(deterministic=True)
         yield b"\x22" + _varint(len(data)) + data
+
+
+def _held_node(node, weights):
+    """A held node's field in a GraphDef as `attached_node(node, weights)` writes it, the bytes
+    of its value last, as they are in memory (no copy): the `value` attr's entry is the node's
+    last field (attr keys sorted, none after "value"; no field after `attr`), its tensor's
+    content its last field (dtype, shape, then tensor_content)."""
+    if max(k for k in node.attr if k != WEIGHT_ATTR) != "value" or \
+            node.HasField("experimental_debug_info") or node.HasField("experimental_type"):
+        data = attached_node(node, weights).SerializeToString(deterministic=True)
+        yield b"\x0a" + _varint(len(data)) + data
+        return
+    import numpy as np
+
+    content = memoryview(np.ascontiguousarray(weights.value(node))).cast("B")
+    head = type(node)()
+    head.CopyFrom(node)
+    del head.attr[WEIGHT_ATTR]
+    del head.attr["value"]
+    tensor = node.attr["value"].tensor.SerializeToString(deterministic=True) + \
+        b"\x22" + _varint(len(content))  # TensorProto.tensor_content = 4
+    size = len(tensor) + len(content)
+    attr_value = b"\x42" + _varint(size)  # AttrValue.tensor = 8
+    size += len(attr_value)
+    entry = b"\x0a\x05value\x12" + _varint(size)  # map entry: key = 1, value = 2
+    size += len(entry)
+    field = b"\x2a" + _varint(size)  # NodeDef.attr = 5
+    data = head.SerializeToString(deterministic=True) + field + entry + attr_value + tensor
+    yield b"\x0a" + _varint(len(data) + len(content)) + data
+    yield content
 
 
 def check_public_ops(graph_def) -> None:

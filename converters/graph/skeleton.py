@@ -4,7 +4,7 @@ on and run with the weights fed, without holding more copies of them."""
 
 from __future__ import annotations
 
-BIG_CONST_ELEMENTS = 1024  # constants this big are weights, never shapes or axes
+from graphfreeze.graph.consts import BIG_CONST_ELEMENTS
 
 
 def is_big_const(node) -> bool:
@@ -36,17 +36,20 @@ def skeleton(graph_def):
     return out
 
 
-def weight_arrays(graph_def) -> dict:
-    """{'W:0': numpy array} for each big constant (views of the protos' bytes where possible)."""
+def weight_arrays(graph_def, weights=None) -> dict:
+    """{'W:0': numpy array} for each big constant (views of the protos' bytes where possible;
+    those held apart read from `weights`)."""
     from graphfreeze.graph.consts import tensor_array
+    from graphfreeze.graph.weights import is_held
 
-    return {f"{n.name}:0": tensor_array(n.attr["value"].tensor)
+    return {f"{n.name}:0": weights.value(n) if is_held(n) else tensor_array(n.attr["value"].tensor)
             for n in graph_def.node if is_big_const(n)}
 
 
-def run_frozen(graph_def, feeds: dict, fetches: list[str]) -> list:
+def run_frozen(graph_def, feeds: dict, fetches: list[str], weights=None) -> list:
     """Run a frozen graph: its skeleton imported, its weights fed. Same ops, same numbers,
     without TensorFlow holding three more copies of the weights."""
     from graphfreeze.graph.session import run_graph_def
 
-    return run_graph_def(skeleton(graph_def), {**feeds, **weight_arrays(graph_def)}, fetches)
+    return run_graph_def(skeleton(graph_def), {**feeds, **weight_arrays(graph_def, weights)},
+                         fetches)

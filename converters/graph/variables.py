@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 from collections.abc import Callable, Iterable
 
 import numpy as np
-from graphfreeze.graph.consts import set_tensor
+from graphfreeze.graph.consts import set_value
 from graphfreeze.graph.variable_readers import frozen_names, rewired
 
 # Ops that only carry a reference through; with a constant behind them they take plain tensors.
@@ -61,7 +61,7 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
         elif node.name in dtypes and node.op == "Const":
             consts[node.name] = node
     for name, value in read(sorted(consts)):
-        set_tensor(consts[name].attr["value"].tensor, value)
+        set_value(consts[name], value)  # held apart if big and Weights are held
         del value
     return frozen
 

@@ -196,7 +196,7 @@ class Transaction:
             if is_remote(path):
                 with _gfile().GFile(tmp, "wb") as f:
                     for chunk in [data] if isinstance(data, bytes) else data:
-                        f.write(chunk)
+                        f.write(bytes(chunk))  # (GFile takes no memoryview)
                 return tmp
             self._makedirs(parent)
             with open(tmp, "wb") as f:

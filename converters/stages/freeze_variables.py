@@ -11,6 +11,7 @@ from graphfreeze.plugins import Stage, always
 def run(state, _options):
     from graphfreeze.graph.inputs import inference_subgraph
     from graphfreeze.graph.variables import variables_to_constants
+    from graphfreeze.graph.weights import Weights, held
 
     graph_def = inference_subgraph(state.model.graph_def, state.keep, state.inputs)
     dtypes = {n.name: n.attr["dtype"].type for n in graph_def.node if n.op in VARIABLE_OPS}
@@ -22,11 +23,12 @@ def run(state, _options):
             sizes.append(value.nbytes)
             yield name, value
 
-    frozen = variables_to_constants(graph_def, dtypes, read)
-    return dataclasses.replace(state, graph_def=frozen, notes=state.noted(
+    with held(Weights()) as weights:  # big values apart from the graph (graph/weights.py)
+        frozen = variables_to_constants(graph_def, dtypes, read)
+    return dataclasses.replace(state, graph_def=frozen, weights=weights, notes=state.noted(
         variables_frozen=len(dtypes), variable_bytes=sum(sizes)))
 
 
 STAGE = Stage("freeze_variables", run, consumes="model", produces="graph",
               summary="read the variables the outputs need and turn them into constants",
-              floor=always)
+              floor=always, weights_apart=True)

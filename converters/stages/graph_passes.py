@@ -14,6 +14,7 @@ from graphfreeze.graph.passes.builtin import (
     optimize_for_inference,
     strip_training,
 )
+from graphfreeze.graph.weights import Weights, held
 from graphfreeze.options import OptionValueError
 from graphfreeze.plugins import GraphPass, Stage, always
 
@@ -33,6 +34,12 @@ class StripOptions:
 
 
 def strip(state, options: StripOptions):
+    with held(_owned(state)) as weights:
+        graph_def, notes = _strip(state, options)
+    return _with_graph(state, graph_def, weights, notes)
+
+
+def _strip(state, options: StripOptions):
     graph_def, notes = strip_training(state.graph_def, state.keep, state.flags, list(options.passes),
                                       options.max_rounds)
     calls = composite_calls(graph_def) if options.composites == "refuse" else []
@@ -46,7 +53,18 @@ def strip(state, options: StripOptions):
                                          state.flags, list(options.passes), options.max_rounds)
         notes = {**notes, "composites_inlined": sorted({f"{c.function} ({c.implements})"
                                                         for c in calls})}
-    return dataclasses.replace(state, graph_def=graph_def, notes=state.noted(**notes))
+    return graph_def, notes
+
+
+def _owned(state) -> Weights | None:
+    return state.weights.owned() if state.weights is not None else None
+
+
+def _with_graph(state, graph_def, weights: Weights | None, notes: dict):
+    if weights is not None:
+        weights.keep_only(graph_def)
+    return dataclasses.replace(state, graph_def=graph_def, weights=weights,
+                               notes=state.noted(**notes))
 
 
 @dataclass(frozen=True)
@@ -55,13 +73,14 @@ class OptimizeOptions:
 
 
 def optimize(state, options: OptimizeOptions):
-    return dataclasses.replace(state, graph_def=optimize_for_inference(
-        state.graph_def, state.keep, list(options.passes)))
+    with held(_owned(state)) as weights:
+        graph_def = optimize_for_inference(state.graph_def, state.keep, list(options.passes))
+    return _with_graph(state, graph_def, weights, {})
 
 
 STRIP_STAGE = Stage("strip_training", strip, "graph", "graph", StripOptions,
                     "fold training flags, resolve control flow, drop dropout, asserts, identities",
-                    floor=always)
+                    floor=always, weights_apart=True)
 OPTIMIZE_STAGE = Stage("optimize_for_inference", optimize, "graph", "graph", OptimizeOptions,
                        "fold batch norms and constants into layers; canonical node order",
-                       floor=always)
+                       floor=always, weights_apart=True)

@@ -45,9 +45,11 @@ def test_every_overlay_names_nodes_of_the_graph_model_explorer_reads(explained, 
         worst = [k for k, r in data["results"].items() if r["bgColor"] == overlay.WORST]
         if kind == "quantization":
             assert [named[k] for k in worst] == [car["quantization_layers"][0]["tensor"]]
-        elif not first:  # every node agrees (the frozen graph and SavedModel: TF against TF)
-            assert not worst and max(r["value"] for r in data["results"].values()) <= 5e-4
-            assert {r["bgColor"] for r in data["results"].values()} == {overlay.GREENS[0]}
+        elif not first:  # every node within tolerance (tflite-fp16: on some CPUs' kernels)
+            assert not worst
+            if not name.endswith(".tflite"):  # the frozen graph and SavedModel: TF against TF
+                assert max(r["value"] for r in data["results"].values()) <= 5e-4
+                assert {r["bgColor"] for r in data["results"].values()} == {overlay.GREENS[0]}
         else:
             assert len(worst) == 1 and first[0]["node"] in named[worst[0]].split(";"), worst
             top = data["results"][worst[0]]["value"]

@@ -7,6 +7,7 @@ and no other file, and Ctrl-C stops it with exit 0."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import time
@@ -15,7 +16,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from graphfreeze.explain import overlay
 
 from ..batch.test_report_html import CHROMIUM, Browser
 from ..network_trap import Trap
@@ -54,9 +54,11 @@ def browser(tmp_path):
     page.close()
 
 
-def _worst_text(data: dict) -> str:
-    worst = next(r for r in data["results"].values() if r["bgColor"] == overlay.WORST)
-    return f"{worst['value']:g}"
+def _worst(data: dict) -> tuple[str, str]:
+    """(value as the panel shows it, colour) of the node `freeze explain` selects: the largest
+    |diff| (dark red when it is beyond the tolerance; on some CPUs' fp16 kernels nothing is)."""
+    worst = max(data["results"].values(), key=lambda r: r["value"])
+    return f"{worst['value']:g}", worst["bgColor"]
 
 
 def _backgrounds_of(browser, text: str) -> list[str]:
@@ -94,7 +96,8 @@ def test_the_page_shows_the_graph_with_the_worst_node_highlighted(explained, bro
     try:
         startup = time.monotonic() - began
         assert lines and lines[0].startswith("Model Explorer: http://127.0.0.1:"), lines
-        assert "worst dnn/logits/folded (fully_connected) (0.00236), selected" in lines[1]
+        assert re.search(r"worst dnn/logits/folded \(fully_connected\) \([\d.e-]+\), selected",
+                         lines[1]), lines  # (how far: the CPU's fp16 kernels')
         print(f"freeze explain: URL after {startup:.1f} s")
         assert startup < 30
         url = lines[0].split(" ", 2)[2]
@@ -104,15 +107,16 @@ def test_the_page_shows_the_graph_with_the_worst_node_highlighted(explained, bro
         car = json.loads((explained / "out/model.ckpt-200.tflite.json").read_text())
         data = json.loads((explained / "out" / car["explain"]["divergence"]).read_text())
         deadline, shown = time.monotonic() + 40, []
+        text, color = _worst(data)
         while time.monotonic() < deadline and not shown:  # the page renders, then the overlay
-            shown = _backgrounds_of(browser, _worst_text(data))
+            shown = _backgrounds_of(browser, text)
             time.sleep(0.3)
-        worst_rgb = "rgb({}, {}, {})".format(*(int(overlay.WORST[k:k + 2], 16) for k in (1, 3, 5)))
+        worst_rgb = "rgb({}, {}, {})".format(*(int(color[k:k + 2], 16) for k in (1, 3, 5)))
         assert worst_rgb in shown, shown  # the selected node's value, in the overlay's colour
         deadline, pixels = time.monotonic() + 10, 0
         while time.monotonic() < deadline and pixels <= 500:  # the canvas redraws with it
-            pixels = _canvas_pixels(browser, overlay.WORST)
-        assert pixels > 500  # the node itself, dark red
+            pixels = _canvas_pixels(browser, color)
+        assert pixels > 500  # the node itself, in its colour
         base = url.split("/?")[0]
         for path, served in ((explained / "out" / car["explain"]["divergence"], True),
                              (explained / "model.ckpt-200.index", False)):

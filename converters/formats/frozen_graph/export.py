@@ -40,7 +40,7 @@ def run(state, options: FrozenGraphOptions):
 
     def chunks(hashing):
         hashed = None  # one chunk hashed at a time, beside the next one's serializing
-        for chunk in serialize_chunks(graph_def, topo_order(graph_def)):
+        for chunk in serialize_chunks(graph_def, topo_order(graph_def), state.weights):
             if hashed is not None:
                 hashed.result()
             hashed = hashing.submit(digest.update, chunk)
@@ -58,7 +58,7 @@ def run(state, options: FrozenGraphOptions):
     init = init_node(graph_def)
     artifact = Artifact(
         path=state.output_path, sha256=digest.hexdigest(), size=written[0], format=FORMAT,
-        inputs=inputs, outputs=outputs, staged=staged, loaded=graph_def,
+        inputs=inputs, outputs=outputs, staged=staged, loaded=(graph_def, state.weights),
         facts={"node_count": len(graph_def.node), "op_counts": op_counts(graph_def), **needs,
                **({"init_op": init} if init else {})},
         summary=((f'android: run("{init}") once (fills the lookup tables)',) if init else ()) +
@@ -81,5 +81,5 @@ def repr_node(info) -> str:
 
 STAGE = Stage("export_frozen_graph", run, "graph", "artifact", FrozenGraphOptions,
               "serialize the frozen GraphDef (.pb), deterministic bytes", suffix=".pb",
-              floor=always)
+              floor=always, weights_apart=True)
 FORMAT = Format("frozen_graph", STAGE, open=open_frozen)

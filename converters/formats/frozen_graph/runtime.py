@@ -14,9 +14,11 @@ def open_frozen(path: str, inputs, outputs, *, threads: int = 2, keep: tuple[str
                 untrusted: bool = False, loaded=None) -> FrozenSession:
     from graphfreeze.graph.op_libraries import load_for
 
-    graph_def = loaded if loaded is not None else read(path, inputs, outputs, untrusted)
+    # what the export holds: the graph and its weights held apart (graph/weights.py) or None
+    graph_def, weights = loaded if loaded is not None else \
+        (read(path, inputs, outputs, untrusted), None)
     load_for(graph_def, path)  # TF-Text's ops, registered by tensorflow_text
-    return FrozenSession(graph_def, inputs, outputs, threads, keep)
+    return FrozenSession(graph_def, inputs, outputs, threads, keep, weights)
 
 
 def read(path: str, inputs, outputs, untrusted: bool):
@@ -55,15 +57,16 @@ def check(graph_def, path: str, inputs, outputs):
 
 
 class FrozenSession(Session):
-    def __init__(self, graph_def, inputs, outputs, threads: int, keep: tuple[str, ...]):
+    def __init__(self, graph_def, inputs, outputs, threads: int, keep: tuple[str, ...],
+                 weights=None):
         self.graph_def, self.inputs, self.outputs = graph_def, inputs, outputs
-        self.threads, self.keep = threads, list(keep)
+        self.threads, self.keep, self.weights = threads, list(keep), weights
 
     def _fetch(self, feeds: dict, names: list[str]) -> list:
         from graphfreeze.graph.skeleton import run_frozen
 
         try:
-            return run_frozen(self.graph_def, feeds, names)
+            return run_frozen(self.graph_def, feeds, names, self.weights)
         except Exception as err:  # noqa: BLE001 -- TensorFlow's errors for a graph, not a bug
             raise RunError(f"TensorFlow cannot run it ({first_line(err)})") from err
 
@@ -77,9 +80,16 @@ class FrozenSession(Session):
         import tensorflow as tf
         from graphfreeze.graph.tables import run_init
 
+        graph_def = self.graph_def
+        if self.weights is not None:  # the whole graph, as an app imports it
+            from graphfreeze.graph.weights import attach
+
+            graph_def = type(graph_def)()
+            graph_def.CopyFrom(self.graph_def)
+            attach(graph_def, self.weights)
         graph = tf.Graph()
         with graph.as_default():
-            tf.graph_util.import_graph_def(self.graph_def, name="")
+            tf.graph_util.import_graph_def(graph_def, name="")
         # per-session pools: TensorFlow otherwise sizes one process-wide pool at the first
         # session (graphfreeze's own, at every core) and ignores the thread counts given here
         config = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=self.threads,

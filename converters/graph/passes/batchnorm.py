@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tensorflow.core.framework import graph_pb2, node_def_pb2
 
 import numpy as np
-from graphfreeze.graph.consts import const_value, is_const, make_const
+from graphfreeze.graph.consts import HELD, const_value, is_const, make_const
 from graphfreeze.graph.graphdefs import (
     consumers,
     extract,
@@ -44,11 +44,12 @@ def fold_batch_norms(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
 def _fold_sweep(graph_def, keep: set[str]):
     """One pass of non-overlapping folds, written straight into a new GraphDef.
 
-    New nodes go into the output as they are made and the weights they replace are not copied,
-    so a sweep holds the old and the new weights once each, not more.
+    New nodes go into the output as they are made and the weights they replace are not copied;
+    held apart (graph/weights.py), those are freed as each fold is made.
     """
     by_name = nodes_by_name(graph_def)
     users = consumers(graph_def)
+    held = HELD.get()
     out = with_nodes(graph_def, ())
     gone: set[str] = set()
     for node in graph_def.node:
@@ -66,6 +67,8 @@ def _fold_sweep(graph_def, keep: set[str]):
                 src = split_tensor(inp)[0]
                 if by_name[src].op == "Const" and len(users.get(src, ())) == 1:
                     gone.add(src)
+                    if held is not None:  # freed now, not after the sweep
+                        held.release(by_name[src])
         while nodes:
             out.node.add().CopyFrom(nodes.pop())
     if not gone:

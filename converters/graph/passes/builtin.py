@@ -10,7 +10,9 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from graphfreeze.graph.consts import HELD
 from graphfreeze.graph.graphdefs import gc_paused
+from graphfreeze.graph.weights import attach
 from graphfreeze.plugins import GraphPass, PassContext
 
 STRIP_PASSES = ("drop_side_effect_controls", "remove_identities", "fold_constants",
@@ -66,6 +68,8 @@ def run_passes(graph_def, passes: list[GraphPass], keep: list[str], flags: dict,
     `original` (the caller's proto, never edited)."""
     original = graph_def if original is None else original
     for graph_pass in passes:
+        if not isinstance(graph_pass.run, _Builtin) and HELD.get() is not None:
+            attach(graph_def, HELD.get())  # a plugin's pass reads the values in the graph
         context = PassContext(keep, flags, owned=graph_def is not original, notes=notes)
         graph_def = graph_pass.run(graph_def, context)
     return graph_def

@@ -8,7 +8,7 @@ grows its inputs past MAX_GROWTH_BYTES, or would take the run past MAX_FOLD_TOTA
 
 from __future__ import annotations
 
-from graphfreeze.graph.consts import make_const
+from graphfreeze.graph.consts import HELD, make_const
 from graphfreeze.graph.fake_quant import FAKE_QUANT_OPS
 from graphfreeze.graph.graphdefs import (
     GraphDef,
@@ -23,6 +23,7 @@ from graphfreeze.graph.graphdefs import (
     with_nodes,
 )
 from graphfreeze.graph.session import lean_config
+from graphfreeze.graph.weights import attach
 
 _NEVER_FOLD = {
     "Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "Switch", "RefSwitch", "Merge",
@@ -127,6 +128,8 @@ def _import(graph_def, names: set[str], const: set[str]):
         kept = [i for i in node.input if not is_control(i)]
         del node.input[:]
         node.input.extend(kept)
+    if HELD.get() is not None:
+        attach(sub, HELD.get())  # TensorFlow computes with the values
     graph = tf.Graph()
     with graph.as_default():
         tf.graph_util.import_graph_def(sub, name="")

@@ -17,6 +17,6 @@ def floor(options: VerifyOptions) -> bool:
 STAGE = Stage("verify", run, "artifact", "artifact", VerifyOptions,
               "run original and artifact on the same inputs (seeded, --verify-data or --golden); "
               "fail over tolerance", prepare=prepare,
-              floor=floor)
+              floor=floor, weights_apart=True)  # (the graph's structure only)
 
 __all__ = ["STAGE", "VerifyOptions", "failure", "learned_quantization", "run"]

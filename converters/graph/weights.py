@@ -1,0 +1,98 @@
+"""A frozen graph's weights held apart from its GraphDef, from the freeze to the export.
+
+upb (protobuf's Python runtime) frees a message's memory only with the whole message: weights
+that a pass replaces (fold_batch_norms' new convolution weights) or copies stay in memory as
+long as the graph does. So the variables `freeze_variables` reads are held here instead, as
+numpy arrays, each freed once no graph node names it: their Const nodes keep their dtype and
+shape and an attr (`consts.WEIGHT_ATTR`) naming their value. The graph stages read values
+through `consts.node_value` and make new ones through `consts.make_const` while the run's
+`Weights` are `held`; the export streams the bytes in node by node (`serialize_chunks`: the
+same bytes); a stage that does not say it takes them apart (`Stage.weights_apart`) gets the
+graph with its values put back (`attach`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+from graphfreeze.graph.consts import HELD, WEIGHT_ATTR, set_tensor
+
+_KEYS = itertools.count()  # keys unique in the process: a renamed or copied node keeps its own
+
+
+class Weights:
+    """key -> numpy array (read-only) of each Const held apart."""
+
+    def __init__(self, arrays: dict | None = None):
+        self.arrays: dict[str, np.ndarray] = dict(arrays or {})
+        self.shared = False  # a state a later target starts from holds them: copy, never edit
+
+    def hold(self, node, value: np.ndarray) -> None:
+        """Make `node` a Const of `value` held here (its tensor: dtype and shape only)."""
+        key = f"w{next(_KEYS)}"
+        value = value.view()
+        value.flags.writeable = False
+        self.arrays[key] = value
+        set_tensor(node.attr["value"].tensor, value, content=False)
+        node.attr["dtype"].type = node.attr["value"].tensor.dtype
+        node.attr[WEIGHT_ATTR].s = key.encode()
+
+    def value(self, node) -> np.ndarray:
+        return self.arrays[node.attr[WEIGHT_ATTR].s.decode()]
+
+    def release(self, node) -> None:
+        """`node` is gone from the graph being built: its value may be freed now."""
+        if WEIGHT_ATTR in node.attr:
+            self.arrays.pop(node.attr[WEIGHT_ATTR].s.decode(), None)
+
+    def owned(self) -> Weights:
+        """These, to edit: themselves, or a copy when a kept state holds them too."""
+        return Weights(self.arrays) if self.shared else self
+
+    def keep_only(self, graph_def) -> None:
+        """Free what no node of `graph_def` names."""
+        used = {n.attr[WEIGHT_ATTR].s.decode() for n in graph_def.node if WEIGHT_ATTR in n.attr}
+        for key in set(self.arrays) - used:
+            del self.arrays[key]
+
+
+def is_held(node) -> bool:
+    return WEIGHT_ATTR in node.attr
+
+
+@contextmanager
+def held(weights: Weights | None) -> Iterator[Weights | None]:
+    """Within: `consts.node_value` reads from `weights`, `consts.make_const` holds big values
+    there (nothing is held apart with None)."""
+    token = HELD.set(weights)
+    try:
+        yield weights
+    finally:
+        HELD.reset(token)
+
+
+def attached_node(node, weights: Weights):
+    """A copy of a held node with its value in it (as if it had never been held apart)."""
+    copy = type(node)()
+    copy.CopyFrom(node)
+    set_tensor(copy.attr["value"].tensor, weights.value(node))
+    del copy.attr[WEIGHT_ATTR]
+    return copy
+
+
+def attach(graph_def, weights: Weights) -> None:
+    """Put every held value back into `graph_def`'s nodes, in place."""
+    for node in graph_def.node:
+        if WEIGHT_ATTR in node.attr:
+            set_tensor(node.attr["value"].tensor, weights.value(node))
+            del node.attr[WEIGHT_ATTR]
+
+
+def arrays_of(graph_def, weights: Weights | None) -> Iterator[tuple[str, np.ndarray]]:
+    """(node name, value) of each held node."""
+    for node in graph_def.node:
+        if WEIGHT_ATTR in node.attr:
+            yield node.name, weights.value(node)

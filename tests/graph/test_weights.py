@@ -1,0 +1,154 @@
+"""A frozen checkpoint's big constants held apart from its GraphDef (graph/weights.py): the same
+bytes as a graph that holds them, and the freeze's peak memory near the frozen graph's size."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from graphfreeze.graph.consts import WEIGHT_ATTR, const_value, make_const
+from graphfreeze.graph.graphdefs import reachable, topo_order
+from graphfreeze.graph.inputs import inference_subgraph
+from graphfreeze.graph.ops import VARIABLE_OPS
+from graphfreeze.graph.passes.builtin import optimize_for_inference, run_passes, strip_training
+from graphfreeze.graph.serialize import serialize_chunks
+from graphfreeze.graph.variables import variables_to_constants
+from graphfreeze.graph.weights import Weights, attach, attached_node, held, is_held
+from graphfreeze.names import flag_nodes
+from graphfreeze.plugins import GraphPass
+from graphfreeze.proto.tf import graph_pb2
+from graphfreeze.sources.checkpoint import CheckpointModel
+
+from tests.conftest import ROOT
+
+
+def _frozen_bytes(prefix: str, output: str, apart: bool) -> tuple[bytes, int]:
+    """The android graph stages' bytes, and how many constants were held apart."""
+    model = CheckpointModel(prefix)
+    graph_def = inference_subgraph(model.graph_def, [output], [])
+    dtypes = {n.name: n.attr["dtype"].type for n in graph_def.node if n.op in VARIABLE_OPS}
+    flags = flag_nodes(model.graph_def, reachable(model.graph_def, [output]), set())
+    with held(Weights() if apart else None) as weights:
+        frozen = variables_to_constants(graph_def, dtypes, model.read_variables)
+        count = sum(map(is_held, frozen.node))
+        frozen, _ = strip_training(frozen, [output], flags)
+        frozen = optimize_for_inference(frozen, [output])
+    if weights is not None:
+        weights.keep_only(frozen)
+        assert set(weights.arrays) == {n.attr[WEIGHT_ATTR].s.decode() for n in frozen.node
+                                       if is_held(n)}
+    return b"".join(serialize_chunks(frozen, topo_order(frozen), weights)), count
+
+
+@pytest.mark.parametrize("folder", ["samples/cnn_v1", "samples/cnn_v2", "wide"])
+def test_held_apart_the_graph_is_the_same_bytes(request, folder):
+    fixture, _, name = folder.partition("/")
+    prefix = str(request.getfixturevalue(fixture) / name / "model.ckpt-200")
+    apart, count = _frozen_bytes(prefix, "probs", apart=True)
+    whole, none = _frozen_bytes(prefix, "probs", apart=False)
+    assert count > 0 and none == 0
+    assert apart == whole
+
+
+def _held_node(weights, value, **attrs):
+    with held(weights):
+        node = make_const("w", value)
+    for key, attr in attrs.items():
+        node.attr[key].CopyFrom(attr)
+    return node
+
+
+def test_a_held_node_streams_as_protobuf_writes_it():
+    """The spliced form (its value's bytes last) and the fallback (an attr after `value`)."""
+    from graphfreeze.proto.tf import attr_value_pb2
+
+    weights = Weights()
+    value = np.arange(4096, dtype=np.float32).reshape(64, 64)
+    extra = attr_value_pb2.AttrValue(s=b"x")
+    for attrs in ({}, {"_class": extra}, {"zzz": extra}):
+        node = _held_node(weights, value, **attrs)
+        assert not node.attr["value"].tensor.tensor_content
+        graph = graph_pb2.GraphDef()
+        graph.node.add().CopyFrom(node)
+        graph.versions.producer = 1
+        whole = graph_pb2.GraphDef()
+        whole.CopyFrom(graph)
+        attach(whole, weights)
+        assert WEIGHT_ATTR not in whole.node[0].attr
+        assert b"".join(bytes(c) for c in serialize_chunks(graph, None, weights)) == \
+            whole.SerializeToString(deterministic=True)
+        assert attached_node(node, weights) == whole.node[0]
+
+
+def test_values_are_held_only_when_big_and_while_held():
+    weights = Weights()
+    with held(weights):
+        small = make_const("s", np.ones(10, np.float32))
+        big = make_const("b", np.ones(2048, np.float32))
+    loose = make_const("l", np.ones(2048, np.float32))
+    assert not is_held(small) and is_held(big) and not is_held(loose)
+    with held(weights):
+        assert const_value({"b": big}, "b").sum() == 2048
+        with pytest.raises(ValueError):  # read-only, as a value read from a tensor is
+            const_value({"b": big}, "b")[0] = 2
+
+
+def test_weights_a_kept_state_shares_are_copied_before_they_change():
+    weights = Weights()
+    node = _held_node(weights, np.zeros(2048, np.float32))
+    weights.shared = True
+    mine = weights.owned()
+    mine.release(node)
+    assert not mine.arrays and weights.value(node).shape == (2048,)
+    assert weights.owned() is not weights and mine.owned() is mine
+
+
+def test_a_plugin_pass_gets_the_values_in_its_graph():
+    weights = Weights()
+    graph = graph_pb2.GraphDef()
+    graph.node.add().CopyFrom(_held_node(weights, np.full(2048, 3, np.float32)))
+    seen = []
+
+    def plugin(graph_def, _context):
+        seen.append(np.frombuffer(graph_def.node[0].attr["value"].tensor.tensor_content,
+                                  np.float32).sum())
+        return graph_def
+
+    with held(weights):
+        run_passes(graph, [GraphPass("plugin", plugin)], ["w"], {}, {})
+    assert seen == [3 * 2048]
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    """A checkpoint with 44 MB of convolution weights behind batch norms (small_cnn --wide)."""
+    out = tmp_path_factory.mktemp("wide")
+    subprocess.run([sys.executable, str(ROOT / "models" / "small_cnn.py"), "--out", str(out),
+                    "--wide", "640", "--blocks", "4", "--size", "8", "--steps", "1"],
+                   check=True, capture_output=True)
+    return out
+
+
+def _peak_mb(args: list[str], cwd) -> float:
+    """Peak RSS of a `freeze` run (and any child it waited for), in MB."""
+    proc = subprocess.Popen([sys.executable, "-m", "graphfreeze_cli.main", *args], cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, proc.stderr.read().decode()
+    return usage.ru_maxrss / 1024
+
+
+def test_freezing_holds_the_weights_about_once(wide):
+    """The android run of the checkpoint's `probs` peaks at most 1.6x the frozen graph's size
+    above the same run of an output that needs no weights (it was 3x: the weights copied by
+    strip_training and replaced by fold_batch_norms inside the graph's protobuf)."""
+    base = _peak_mb(["--ckpt", "model.ckpt-200", "--outputs", "mean", "--no-verify",
+                     "-o", "mean.pb"], wide)
+    peak = _peak_mb(["--ckpt", "model.ckpt-200", "--outputs", "probs", "--no-verify",
+                     "-o", "probs.pb"], wide)
+    size = (wide / "probs.pb").stat().st_size / 2**20
+    assert size > 40
+    assert peak - base < 1.6 * size, (peak, base, size)
