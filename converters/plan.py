@@ -111,6 +111,8 @@ def run(plans: list[TargetPlan], initial, paths: dict[str, str],
 
     Only states a later target starts from are kept, so a single target holds one graph at a time.
     """
+    from graphfreeze.graph.weights import held
+
     keys = [_keys(plan, paths[plan.target.name]) for plan in plans]
     shared = {k for i, ks in enumerate(keys) for k in ks for later in keys[i + 1:] if k in later}
     done: dict[tuple, Any] = {}
@@ -125,11 +127,13 @@ def run(plans: list[TargetPlan], initial, paths: dict[str, str],
             state = dataclasses.replace(state, target=plan.target.name,
                                         output_path=paths[plan.target.name])
             after = plan.steps[i + 1] if i + 1 < len(plan.steps) else None
-            if after is not None and after.stage.prepare is not None:
-                after.stage.prepare(state, after.options)
-            if state.weights is not None and not step.stage.weights_apart:
+            if state.weights is not None and not (step.stage.weights_apart and (
+                    after is None or after.stage.prepare is None or after.stage.weights_apart)):
                 state = _attached(state)
-            state = step.stage.run(state, step.options)
+            with held(state.weights):  # consts.node_value reads them
+                if after is not None and after.stage.prepare is not None:
+                    after.stage.prepare(state, after.options)
+                state = step.stage.run(state, step.options)
             memory.release()
             if key in shared:
                 done[key] = state

@@ -28,13 +28,13 @@ class Domain:
 
 
 def _const(by_name: dict, name: str):
-    from graphfreeze.graph.consts import tensor_array
+    from graphfreeze.graph.consts import node_value
     from graphfreeze.graph.graphdefs import node_of
 
     node = by_name.get(node_of(name))
     while node is not None and node.op == "Identity":
         node = by_name.get(node_of(node.input[0]))
-    return None if node is None or node.op != "Const" else tensor_array(node.attr["value"].tensor)
+    return None if node is None or node.op != "Const" else node_value(node)
 
 
 def _table_keys(by_name: dict, table: str) -> tuple:

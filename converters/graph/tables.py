@@ -214,7 +214,7 @@ def saved_model_converter(graph_def, inputs: list[str], outputs: list[str]):
 def initialized_tables(graph_def) -> dict:
     """{shared name (bytes): (keys, values)} of the frozen tables, as tf2onnx's
     `process_tf_graph(initialized_tables=...)` takes them (its LookupTableFindV2 handler)."""
-    from graphfreeze.graph.consts import tensor_array
+    from graphfreeze.graph.consts import node_value
     from graphfreeze.graph.graphdefs import node_of, nodes_by_name
 
     by_name = nodes_by_name(graph_def)
@@ -226,6 +226,5 @@ def initialized_tables(graph_def) -> dict:
         if table is not None and keys is not None and values is not None and \
                 keys.op == values.op == "Const":
             name = table.attr["shared_name"].s or table.name.encode()
-            found[name] = (tensor_array(keys.attr["value"].tensor),
-                           tensor_array(values.attr["value"].tensor))
+            found[name] = (node_value(keys), node_value(values))
     return found

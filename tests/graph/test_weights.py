@@ -152,3 +152,30 @@ def test_freezing_holds_the_weights_about_once(wide):
     size = (wide / "probs.pb").stat().st_size / 2**20
     assert size > 40
     assert peak - base < 1.6 * size, (peak, base, size)
+
+
+def test_a_held_constant_reads_as_its_value_where_inputs_are_drawn():
+    """data/domains reads table keys and embedding sizes from Consts: a held one's value."""
+    from graphfreeze.data.domains import _const
+
+    weights = Weights()
+    with held(weights):
+        keys = make_const("keys", np.arange(3000, dtype=np.int64))
+        assert is_held(keys)
+        assert (_const({"keys": keys}, "keys") == np.arange(3000)).all()
+
+
+@pytest.mark.parametrize("targets", ["android,server", "server,android"])
+def test_targets_sharing_the_frozen_graph_write_the_same_graph(wide, targets):
+    """Held weights shared by two targets' states (the server export gets them put back into
+    the graph, in either order): the android graph is the one a run of android alone writes."""
+    run = [sys.executable, "-m", "graphfreeze_cli.main", "--ckpt", "model.ckpt-200", "--outputs",
+           "probs", "--force"]
+    out = f"out-{targets.replace(',', '-')}/"
+    subprocess.run([*run, "--no-verify", "-o", "alone.pb"], cwd=wide, check=True,
+                   capture_output=True)
+    done = subprocess.run([*run, "--target", targets, "-o", out], cwd=wide, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    assert (wide / out / "model.ckpt-200.pb").read_bytes() == (wide / "alone.pb").read_bytes()
+    assert (wide / out / "model.ckpt-200.savedmodel" / "saved_model.pb").exists()

@@ -14,6 +14,7 @@ from graphfreeze.graph.op_libraries import runtime_needs
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, check_public_ops, serialize_chunks
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.graph.tables import init_node
+from graphfreeze.graph.weights import is_held
 from graphfreeze.plugins import Format, Stage, always
 from graphfreeze.proto.dtypes import itemsize
 from graphfreeze.state import Artifact
@@ -31,9 +32,10 @@ def run(state, options: FrozenGraphOptions):
     graph_def = state.graph_def
     too_big = OutputError(f"{state.output_path}: the frozen graph is over the 2 GiB limit of one "
                           "protobuf (its weights are constants); use the server or onnx target")
-    big = [n.attr["value"].tensor for n in graph_def.node if is_big_const(n)]
-    if sum(map(_most, big)) > options.max_bytes and \
-            sum(t.ByteSize() for t in big) > options.max_bytes:
+    big = [n for n in graph_def.node if is_big_const(n)]
+    if sum(_most(n.attr["value"].tensor) for n in big) > options.max_bytes and \
+            sum(_most(n.attr["value"].tensor) if is_held(n) else n.attr["value"].tensor.ByteSize()
+                for n in big) > options.max_bytes:
         raise too_big  # before writing anything; the exact size is checked as it streams
     check_public_ops(graph_def)
     digest, written = hashlib.sha256(), [0]

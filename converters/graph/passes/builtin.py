@@ -69,10 +69,18 @@ def run_passes(graph_def, passes: list[GraphPass], keep: list[str], flags: dict,
     original = graph_def if original is None else original
     for graph_pass in passes:
         if not isinstance(graph_pass.run, _Builtin) and HELD.get() is not None:
+            if graph_def is original:  # (never edited)
+                graph_def = _copy(graph_def)
             attach(graph_def, HELD.get())  # a plugin's pass reads the values in the graph
         context = PassContext(keep, flags, owned=graph_def is not original, notes=notes)
         graph_def = graph_pass.run(graph_def, context)
     return graph_def
+
+
+def _copy(graph_def):
+    copy = type(graph_def)()
+    copy.CopyFrom(graph_def)
+    return copy
 
 
 def _signature(graph_def) -> tuple:
