@@ -10,10 +10,9 @@ if TYPE_CHECKING:
 
 import numpy as np
 from graphfreeze.graph.graphdefs import split_tensor
-from graphfreeze.graph.ops import IDENTITY_OPS
+from graphfreeze.graph.ops import IDENTITY_OPS, WEIGHT_ATTR
 
 BIG_CONST_ELEMENTS = 1024  # constants this big are weights, never shapes or axes
-WEIGHT_ATTR = "_weight"  # a Const whose value is held apart: its key in the held Weights
 # the Weights the graph stages hold a frozen graph's big values in (graph/weights.held)
 HELD: ContextVar = ContextVar("held_weights", default=None)
 

@@ -1,9 +1,5 @@
-"""Small helpers over GraphDef protos: names, edges, reachability, sorting, rewiring.
-
-Every pass in graphfreeze.graph takes a GraphDef and returns a new one; these are the shared tools.
-They import no TensorFlow (new protos are made with `type(graph_def)()`), so name handling stays
-cheap for the CLI.
-"""
+"""Small helpers over GraphDef protos: names, edges, reachability, sorting, rewiring; the
+shared tools of graphfreeze.graph's passes. No TensorFlow (new protos: `type(graph_def)()`)."""
 
 from __future__ import annotations
 
@@ -111,6 +107,12 @@ def reachable(graph_def, roots: Iterable[str], stop_at: Iterable[str] = ()) -> s
             continue
         todo.extend(node_of(i) for i in by_name[name].input)
     return seen
+
+
+def copied(message):
+    """A copy of a protobuf message (a GraphDef, a NodeDef)."""
+    (copy := type(message)()).CopyFrom(message)
+    return copy
 
 
 def with_nodes(graph_def, nodes: Iterable[NodeDef]) -> GraphDef:
@@ -265,9 +267,7 @@ def prune_functions(graph_def, owned: bool = False) -> GraphDef:
     if len(used) == len(funcs):
         return graph_def
     if not owned:
-        copy = type(graph_def)()
-        copy.CopyFrom(graph_def)
-        graph_def = copy
+        graph_def = copied(graph_def)
     library = graph_def.library
     for i in reversed([i for i, f in enumerate(library.function) if f.signature.name not in used]):
         del library.function[i]

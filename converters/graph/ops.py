@@ -13,3 +13,6 @@ IDENTITY_OPS = ("Identity", "Snapshot", "StopGradient", "PreventGradient")
 # ops inference can drop, their input passed through (checks and debug prints too)
 DROPPABLE_OPS = (*IDENTITY_OPS, "CheckNumerics", "CheckNumericsV2", "Print", "EnsureShape",
                  "DebugIdentity")
+
+# graphfreeze's own attr on a Const whose value is held apart (graph/weights.py): its key
+WEIGHT_ATTR = "_graphfreeze_weight"

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 from graphfreeze.graph.consts import set_value
+from graphfreeze.graph.graphdefs import copied
 from graphfreeze.graph.variable_readers import frozen_names, rewired
 
 # Ops that only carry a reference through; with a constant behind them they take plain tensors.
@@ -47,12 +48,11 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
     the constants get their real values from `read(names)`, which yields (name, value) a few at
     a time, so little is held twice.
     """
-    prepared = type(graph_def)()
-    prepared.CopyFrom(graph_def)
+    prepared = copied(graph_def)
     for node in prepared.node:
         if node.op == "Variable":  # the pre-V2 op has the same attrs
             node.op = "VariableV2"
-    frozen = rewired(_copy(prepared), dtypes) or _tensorflow_rewired(prepared, dtypes)
+    frozen = rewired(copied(prepared), dtypes) or _tensorflow_rewired(prepared, dtypes)
     del prepared
     consts = {}
     for node in frozen.node:
@@ -79,9 +79,3 @@ def _tensorflow_rewired(prepared, dtypes: dict[str, int]):
     for name, tensor in data.tensor_data.items():  # as ours, not by a process-wide counter
         graph.nodes[name].convert_variable_to_constant(None, tensor)
     return graph.converted_self().graph_def
-
-
-def _copy(graph_def):
-    copy = type(graph_def)()
-    copy.CopyFrom(graph_def)
-    return copy

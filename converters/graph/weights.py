@@ -4,11 +4,11 @@ upb (protobuf's Python runtime) frees a message's memory only with the whole mes
 that a pass replaces (fold_batch_norms' new convolution weights) or copies stay in memory as
 long as the graph does. So the variables `freeze_variables` reads are held here instead, as
 numpy arrays, each freed once no graph node names it: their Const nodes keep their dtype and
-shape and an attr (`consts.WEIGHT_ATTR`) naming their value. The graph stages read values
-through `consts.node_value` and make new ones through `consts.make_const` while the run's
-`Weights` are `held`; the export streams the bytes in node by node (`serialize_chunks`: the
-same bytes); a stage that does not say it takes them apart (`Stage.weights_apart`) gets the
-graph with its values put back (`attach`).
+shape and an attr (`consts.WEIGHT_ATTR`; refused in a model file: graph/checks/validate)
+naming their value. The graph stages read values through `consts.node_value` and make new
+ones through `consts.make_const` while the run's `Weights` are `held`; the export streams the
+bytes in node by node (`serialize_chunks`: the same bytes); a stage that does not say it takes
+them apart (`Stage.weights_apart`) gets the graph with its values put back (`attach`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from contextlib import contextmanager
 
 import numpy as np
 from graphfreeze.graph.consts import HELD, WEIGHT_ATTR, set_tensor
+from graphfreeze.graph.graphdefs import copied
 
 _KEYS = itertools.count()  # keys unique in the process: a renamed or copied node keeps its own
 
@@ -60,7 +61,7 @@ class Weights:
 
 
 def is_held(node) -> bool:
-    return WEIGHT_ATTR in node.attr
+    return node.op == "Const" and WEIGHT_ATTR in node.attr
 
 
 @contextmanager
@@ -76,23 +77,18 @@ def held(weights: Weights | None) -> Iterator[Weights | None]:
 
 def attached_node(node, weights: Weights):
     """A copy of a held node with its value in it (as if it had never been held apart)."""
-    copy = type(node)()
-    copy.CopyFrom(node)
-    set_tensor(copy.attr["value"].tensor, weights.value(node))
-    del copy.attr[WEIGHT_ATTR]
-    return copy
+    node = copied(node)
+    _put_back(node, weights)
+    return node
 
 
 def attach(graph_def, weights: Weights) -> None:
     """Put every held value back into `graph_def`'s nodes, in place."""
     for node in graph_def.node:
-        if WEIGHT_ATTR in node.attr:
-            set_tensor(node.attr["value"].tensor, weights.value(node))
-            del node.attr[WEIGHT_ATTR]
+        if is_held(node):
+            _put_back(node, weights)
 
 
-def arrays_of(graph_def, weights: Weights | None) -> Iterator[tuple[str, np.ndarray]]:
-    """(node name, value) of each held node."""
-    for node in graph_def.node:
-        if WEIGHT_ATTR in node.attr:
-            yield node.name, weights.value(node)
+def _put_back(node, weights: Weights) -> None:
+    set_tensor(node.attr["value"].tensor, weights.value(node))
+    del node.attr[WEIGHT_ATTR]

@@ -4,6 +4,7 @@ v1 control flow): other sources give graphs without variable nodes."""
 
 import pytest
 from graphfreeze.graph import variables
+from graphfreeze.graph.graphdefs import copied
 from graphfreeze.graph.ops import VARIABLE_OPS
 from graphfreeze.graph.variable_readers import frozen_names, rewired
 from graphfreeze.registry import Registry
@@ -22,8 +23,8 @@ def _both(graph_def):
     """(ours or None, TensorFlow's) of the whole graph, the constants' stand-in values cleared."""
     dtypes = {n.name: n.attr["dtype"].type for n in graph_def.node if n.op in VARIABLE_OPS}
     assert dtypes
-    ours = rewired(variables._copy(graph_def), dtypes)
-    theirs = variables._tensorflow_rewired(variables._copy(graph_def), dtypes)
+    ours = rewired(copied(graph_def), dtypes)
+    theirs = variables._tensorflow_rewired(copied(graph_def), dtypes)
     for node in theirs.node:
         if node.name in dtypes:
             node.attr["value"].tensor.Clear()

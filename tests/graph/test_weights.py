@@ -179,3 +179,23 @@ def test_targets_sharing_the_frozen_graph_write_the_same_graph(wide, targets):
     assert done.returncode == 0, done.stderr
     assert (wide / out / "model.ckpt-200.pb").read_bytes() == (wide / "alone.pb").read_bytes()
     assert (wide / out / "model.ckpt-200.savedmodel" / "saved_model.pb").exists()
+
+
+def test_a_model_carrying_the_reserved_attr_is_refused(tmp_path):
+    """A frozen graph whose Const has graphfreeze's own marker: one line, exit 3 (not a value
+    looked up in weights it never had)."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 64], name="x")
+        tf.matmul(x, tf.constant(np.ones((64, 32), np.float32), name="w"), name="y")
+    graph_def = graph.as_graph_def()
+    next(n for n in graph_def.node if n.name == "w").attr[WEIGHT_ATTR].s = b"w0"
+    (tmp_path / "model.pb").write_bytes(graph_def.SerializeToString())
+    done = subprocess.run([sys.executable, "-m", "graphfreeze_cli.main", "model.pb", "--outputs",
+                           "y"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip() == ("error: model.pb: node 'w' (Const) has attr '_graphfreeze_weight', "
+                                   "which graphfreeze reserves; re-export the graph without it")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pb"]

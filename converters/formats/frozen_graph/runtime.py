@@ -82,10 +82,10 @@ class FrozenSession(Session):
 
         graph_def = self.graph_def
         if self.weights is not None:  # the whole graph, as an app imports it
+            from graphfreeze.graph.graphdefs import copied
             from graphfreeze.graph.weights import attach
 
-            graph_def = type(graph_def)()
-            graph_def.CopyFrom(self.graph_def)
+            graph_def = copied(graph_def)
             attach(graph_def, self.weights)
         graph = tf.Graph()
         with graph.as_default():

@@ -18,6 +18,7 @@ from graphfreeze.graph.checks.validate_inputs import check_inputs, inputs_in_ord
 from graphfreeze.graph.checks.validate_values import check_const, check_sizes, type_name
 from graphfreeze.graph.graphdefs import function_names_used
 from graphfreeze.graph.op_libraries import op_def_of
+from graphfreeze.graph.ops import WEIGHT_ATTR
 
 _FIELDS = {"string": "s", "int": "i", "float": "f", "bool": "b", "type": "type",
            "shape": "shape", "tensor": "tensor", "func": "func"}
@@ -237,6 +238,9 @@ def _check_const(node, is_call: bool, passed: set, where: str, scope: str) -> No
     """check_const, once per small value (shapes and scalars repeat in a graph): the value's
     bytes and dtype remembered once it passes. Not for a big value (no copy of weights)."""
     attrs = node.attr
+    if WEIGHT_ATTR in attrs:  # marks a value graphfreeze holds apart (graph/weights.py)
+        raise InputError(f"{node_at(where, scope, node)} has attr '{WEIGHT_ATTR}', which "
+                         "graphfreeze reserves; re-export the graph without it")
     if is_call or "value" not in attrs:  # (not the Const op, or check_const explains)
         return check_const(node, node_at(where, scope, node))
     value = attrs["value"]

@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass
 
 from graphfreeze.graph.consts import HELD
-from graphfreeze.graph.graphdefs import gc_paused
+from graphfreeze.graph.graphdefs import copied, gc_paused
 from graphfreeze.graph.weights import attach
 from graphfreeze.plugins import GraphPass, PassContext
 
@@ -70,17 +70,11 @@ def run_passes(graph_def, passes: list[GraphPass], keep: list[str], flags: dict,
     for graph_pass in passes:
         if not isinstance(graph_pass.run, _Builtin) and HELD.get() is not None:
             if graph_def is original:  # (never edited)
-                graph_def = _copy(graph_def)
+                graph_def = copied(graph_def)
             attach(graph_def, HELD.get())  # a plugin's pass reads the values in the graph
         context = PassContext(keep, flags, owned=graph_def is not original, notes=notes)
         graph_def = graph_pass.run(graph_def, context)
     return graph_def
-
-
-def _copy(graph_def):
-    copy = type(graph_def)()
-    copy.CopyFrom(graph_def)
-    return copy
 
 
 def _signature(graph_def) -> tuple:
