@@ -109,12 +109,15 @@ def run(plans: list[TargetPlan], initial, paths: dict[str, str],
         on_stage: Callable[[str, str], None] = lambda target, stage: None) -> list:
     """Run each target's stages from `initial`; identical leading steps run once.
 
-    Only states a later target starts from are kept, so a single target holds one graph at a time.
+    Only states a later target starts from are kept, so a single target holds one graph at a
+    time, and the model lets its own graph go after the last step that reads it.
     """
     from graphfreeze.graph.weights import held
+    from graphfreeze.sources.base import release
 
     keys = [_keys(plan, paths[plan.target.name]) for plan in plans]
     shared = {k for i, ks in enumerate(keys) for k in ks for later in keys[i + 1:] if k in later}
+    last_read = _last_source_read(plans, keys)
     done: dict[tuple, Any] = {}
     results = []
     for plan, plan_keys in zip(plans, keys, strict=True):
@@ -125,7 +128,8 @@ def run(plans: list[TargetPlan], initial, paths: dict[str, str],
                 continue
             on_stage(plan.target.name, step.stage.name)
             state = dataclasses.replace(state, target=plan.target.name,
-                                        output_path=paths[plan.target.name])
+                                        output_path=paths[plan.target.name],
+                                        release_source=key == last_read)
             after = plan.steps[i + 1] if i + 1 < len(plan.steps) else None
             if state.weights is not None and not (step.stage.weights_apart and (
                     after is None or after.stage.prepare is None or after.stage.weights_apart)):
@@ -134,6 +138,8 @@ def run(plans: list[TargetPlan], initial, paths: dict[str, str],
                 if after is not None and after.stage.prepare is not None:
                     after.stage.prepare(state, after.options)
                 state = step.stage.run(state, step.options)
+            if key == last_read:
+                release(initial.model)
             memory.release()
             if key in shared:
                 done[key] = state
@@ -149,6 +155,17 @@ def _attached(state):
 
     attach(state.graph_def, state.weights)
     return dataclasses.replace(state, weights=None)
+
+
+def _last_source_read(plans: list[TargetPlan], keys: list[list[tuple]]) -> tuple | None:
+    """The key of the last step the run runs whose stage reads the model's own graph
+    (`Stage.source_graph`); a later target's steps an earlier one ran are not run again."""
+    last = None
+    for p, (plan, plan_keys) in enumerate(zip(plans, keys, strict=True)):
+        for step, key in zip(plan.steps, plan_keys, strict=True):
+            if step.stage.source_graph and not any(key in earlier for earlier in keys[:p]):
+                last = key
+    return last
 
 
 def _keys(plan: TargetPlan, path: str) -> list[tuple]:

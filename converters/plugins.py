@@ -62,6 +62,9 @@ class Stage:
     # takes a graph whose big constants' values are held apart (`State.weights`,
     # graph/weights.py); any other stage gets them put back first
     weights_apart: bool = False
+    # reads the loaded model's own graph (state.model's graph_def, variables or reference run);
+    # once no step left in the run does, the model lets its graph go (`LoadedModel.release`)
+    source_graph: bool = True
 
 
 def always(_options) -> bool:

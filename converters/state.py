@@ -61,6 +61,9 @@ class State:
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     # graph_def's big constants' values, held apart from it (graph/weights.py), or None
     weights: Weights | None = field(default=None, compare=False, repr=False)
+    # this step is the run's last to read the model's own graph (plugins.Stage.source_graph):
+    # it may let it go (sources.base.release) as soon as it is done with it
+    release_source: bool = False
 
     @property
     def keep(self) -> list[str]:

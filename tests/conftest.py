@@ -87,6 +87,14 @@ def keras_layers(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def wide(tmp_path_factory) -> Path:
+    """A checkpoint with 44 MB of convolution weights behind batch norms (models/small_cnn.py
+    --wide), whose frozen weights are held apart from the graph (read-only use: copy it)."""
+    return _once(_shared(tmp_path_factory, "wide"), lambda out: _run(
+        "small_cnn.py", "--out", out, "--wide", 640, "--blocks", 4, "--size", 8, "--steps", 1))
+
+
+@pytest.fixture(scope="session")
 def source_cases(tmp_path_factory) -> Path:
     """The source edge cases of models/source_cases.py, built once."""
     return _built(tmp_path_factory, "source_cases.py", "source_cases")

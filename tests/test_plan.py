@@ -72,6 +72,8 @@ class FakeState:
     output_path: str = ""
     trail: tuple = ()
     weights: object = None
+    model: object = None
+    release_source: bool = False
 
 
 def test_common_prefix_runs_once():
@@ -97,3 +99,39 @@ def test_common_prefix_runs_once():
     assert results[0].trail == ("load", "shrink", "write_a")
     assert results[1].trail == ("load", "shrink", "write_b")
     assert results[1].output_path == "m.b"
+
+
+class FakeModel:
+    def __init__(self):
+        self.seen, self.released = [], []
+
+    def release(self):
+        self.released.append(len(self.seen))
+
+
+@pytest.mark.parametrize(("check_reads", "told", "released"), [(False, 0, 1), (True, 4, 5)])
+def test_the_model_lets_its_graph_go_after_the_last_step_reading_it(check_reads, told, released):
+    """The last step that runs whose stage reads the model's graph (`source_graph`; b's shared
+    prefix runs once, in a) is told so, and the model releases its graph after it."""
+    model = FakeModel()
+
+    def stage(name, consumes, produces, suffix=None, reads=False):
+        def run(state, _options):
+            model.seen.append((name, state.target, state.release_source))
+            return state
+        return Stage(name, run, consumes, produces, suffix=suffix, source_graph=reads)
+
+    registry = Registry()
+    for s in (stage("load", "model", "graph", reads=True), stage("shrink", "graph", "graph"),
+              stage("write", "graph", "artifact", ".a"),
+              stage("check", "artifact", "artifact", reads=check_reads)):
+        registry.add_stage(s)
+    for name, uses in (("a", ["load", "shrink", "write"]), ("b", ["load", "shrink", "write", "check"])):
+        registry.add_target(Target(name, name, tuple(parse_target({
+            "schema_version": 1, "name": name, "description": "d",
+            "stages": [{"use": u} for u in uses]}, name).stages)))
+    plan.run(plan.build(registry, ["a", "b"]), FakeState(model=model), {"a": "m.a", "b": "m.b"})
+    assert [(n, t) for n, t, _ in model.seen] == [("load", "a"), ("shrink", "a"), ("write", "a"),
+                                                  ("write", "b"), ("check", "b")]
+    assert [i for i, (_, _, last) in enumerate(model.seen) if last] == [told]
+    assert model.released == [released]

@@ -44,16 +44,16 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
                            ) -> graph_pb2.GraphDef:
     """Replace each variable node named in `dtypes` by a Const holding its value.
 
-    The graph is rewired first (without TensorFlow where `variable_readers` can: the same edits); then
-    the constants get their real values from `read(names)`, which yields (name, value) a few at
-    a time, so little is held twice.
+    `graph_def` is owned: edited in place, and returned itself when it has no variable. The
+    graph is rewired first (without TensorFlow where `variable_readers` can: the same edits);
+    then the constants get their real values from `read(names)`, which yields (name, value) a
+    few at a time, so little is held twice.
     """
-    prepared = copied(graph_def)
-    for node in prepared.node:
+    for node in graph_def.node:
         if node.op == "Variable":  # the pre-V2 op has the same attrs
             node.op = "VariableV2"
-    frozen = rewired(copied(prepared), dtypes) or _tensorflow_rewired(prepared, dtypes)
-    del prepared
+    frozen = graph_def if not dtypes else \
+        rewired(copied(graph_def), dtypes) or _tensorflow_rewired(graph_def, dtypes)
     consts = {}
     for node in frozen.node:
         if node.op in _REF_OPS:

@@ -50,3 +50,12 @@ class LoadedModel(Protocol):
 
     def run_reference(self, graph_def, feeds: dict[str, Any], fetches: list[str]) -> list[Any]:
         """Run `graph_def` (a pruned copy of the original) with variables restored."""
+
+    # Optional: `release()` lets the graph go (graph_def None after it); see `release` below.
+
+
+def release(model) -> None:
+    """Let `model`'s graph go, if it can (`LoadedModel.release`): the run does once no stage left
+    reads it (plugins.Stage.source_graph)."""
+    if hasattr(model, "release"):
+        model.release()

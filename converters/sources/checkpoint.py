@@ -130,6 +130,10 @@ class CheckpointModel:
     def __getstate__(self) -> dict:  # what run_reference needs, in verification's child
         return {**self.__dict__, "meta_graph": None, "graph_def": None, "_reader": None}
 
+    def release(self) -> None:
+        """Let the meta graph go (sources/base.LoadedModel); the reader stays."""
+        self.meta_graph = self.graph_def = None
+
     def _bundle(self):
         """The V2 checkpoint read without TensorFlow (None: a V1 checkpoint, read by it)."""
         if self._reader is None and not v1_files(self.prefix):

@@ -36,6 +36,10 @@ class FrozenModel:
     def __getstate__(self) -> dict:  # run_reference is given its graph
         return {**self.__dict__, "graph_def": None}
 
+    def release(self) -> None:
+        """Let the graph go (sources/base.LoadedModel)."""
+        self.graph_def = None
+
     def check_variables(self, nodes: list[str]) -> None:
         if nodes:
             raise InputError(f"{self.graph_file}: variable(s) {', '.join(nodes[:3])} in a frozen "

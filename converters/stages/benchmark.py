@@ -108,4 +108,5 @@ def unmeasured(options: BenchmarkOptions) -> bool:
 
 STAGE = Stage("benchmark", run, "artifact", "artifact", BenchmarkOptions,
               "--benchmark: median/p90 latency at batch 1 in the artifact's own runtime",
-              floor=unmeasured, weights_apart=True)  # (the artifact's runtime only)
+              floor=unmeasured, weights_apart=True,  # (the artifact's runtime only)
+              source_graph=False)

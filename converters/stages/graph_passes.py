@@ -80,7 +80,7 @@ def optimize(state, options: OptimizeOptions):
 
 STRIP_STAGE = Stage("strip_training", strip, "graph", "graph", StripOptions,
                     "fold training flags, resolve control flow, drop dropout, asserts, identities",
-                    floor=always, weights_apart=True)
+                    floor=always, weights_apart=True, source_graph=False)
 OPTIMIZE_STAGE = Stage("optimize_for_inference", optimize, "graph", "graph", OptimizeOptions,
                        "fold batch norms and constants into layers; canonical node order",
-                       floor=always, weights_apart=True)
+                       floor=always, weights_apart=True, source_graph=False)

@@ -99,6 +99,20 @@ def test_tensorflow_in_a_child_only(request, tmp_path, fixture, name, cwd, args,
     assert sidecar(tmp_path / artifact)["verification"]["passed"] is True
 
 
+def test_weights_held_apart_from_the_graph(wide, tmp_path):
+    """A checkpoint whose frozen weights are held apart from the GraphDef (graph/weights.py, 44 MB
+    of them), to android and server in one run from its folder: both verify against the original,
+    and the android graph carries every weight and no trace of the marker."""
+    folder = Path(shutil.copytree(wide, tmp_path / "wide"))
+    done = freeze("--ckpt", "model.ckpt-200", "--outputs", "probs", "--target", "android,server",
+                  "-o", "out/", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    graph = (folder / "out" / "model.ckpt-200.pb").read_bytes()
+    assert len(graph) > 40 * 2**20 and b"_graphfreeze_weight" not in graph
+    for artifact in ("model.ckpt-200.pb", "model.ckpt-200.savedmodel"):
+        assert sidecar(folder / "out" / artifact)["verification"]["passed"] is True, artifact
+
+
 def test_freeze_targets_lists_every_builtin_target(iris):
     done = freeze("targets", cwd=iris)
     assert done.returncode == 0, done.stderr

@@ -83,5 +83,5 @@ def repr_node(info) -> str:
 
 STAGE = Stage("export_frozen_graph", run, "graph", "artifact", FrozenGraphOptions,
               "serialize the frozen GraphDef (.pb), deterministic bytes", suffix=".pb",
-              floor=always, weights_apart=True)
+              floor=always, weights_apart=True, source_graph=False)
 FORMAT = Format("frozen_graph", STAGE, open=open_frozen)

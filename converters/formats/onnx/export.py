@@ -293,6 +293,6 @@ def run(state, options: OnnxOptions):
 
 STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,
               "ONNX model via tf2onnx (newest opset onnxruntime runs); large weights external",
-              suffix=".onnx")
+              suffix=".onnx", source_graph=False)
 FORMAT = Format("onnx", STAGE, open=open_onnx, gaps=onnx_gaps, parts=parts,
                 requires=("tf2onnx", "onnx", "onnxruntime"), extra="convert")

@@ -97,6 +97,6 @@ def _save(ov, model, temps: list[str], path: str, compress_to_fp16: bool) -> Non
 
 STAGE = Stage("export_openvino", run, "graph", "artifact", OpenVinoOptions,
               "OpenVINO IR (.xml + .bin) with OpenVINO's TensorFlow frontend", suffix=".xml",
-              floor=always, reads=("saved_model",))
+              floor=always, reads=("saved_model",), source_graph=False)
 FORMAT = Format("openvino", STAGE, open=open_openvino, gaps=openvino_gaps, parts=parts,
                 requires=("openvino",), extra="openvino", floor=True)

@@ -150,5 +150,5 @@ def run(state, options: SavedModelOptions):
 
 STAGE = Stage("export_saved_model", run, "graph", "artifact", SavedModelOptions,
               "SavedModel (tag serve, signature serving_default), weights in variables/",
-              suffix=".savedmodel", folder=True)
+              suffix=".savedmodel", folder=True, source_graph=False)
 FORMAT = Format("saved_model", STAGE, open=open_saved_model)

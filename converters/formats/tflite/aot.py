@@ -210,4 +210,4 @@ def beside(path: str, options: NpuOptions) -> list[str]:
 
 STAGE = Stage("compile_npu", run, "artifact", "artifact", NpuOptions,
               "the .tflite compiled ahead of time for a vendor's NPU (LiteRT AOT), beside it",
-              beside=beside)
+              beside=beside, source_graph=False)

@@ -256,6 +256,7 @@ def io_types(data: bytes) -> dict:
 
 
 STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
-              "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite")
+              "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite",
+              source_graph=False)
 FORMAT = Format("tflite", STAGE, open=open_tflite, gaps=tflite_gaps,
                 requires=("ai_edge_litert",), extra="convert", stages=(aot.STAGE,))
