@@ -210,6 +210,11 @@ def call(memo: dict, fn, *args):
 python_imported = tensorflow_imported  # (called in the child by name)
 
 
+def imported(module: str) -> bool:
+    """Whether `module` is in this process's modules (called in the child by name)."""
+    return module in sys.modules
+
+
 def one_import_at_a_time() -> None:
     """Two threads importing TensorFlow's Python API at once deadlock in the import system (one
     holds `tensorflow`'s module lock and waits for a submodule's, the other the reverse). So
@@ -252,6 +257,11 @@ def serve() -> None:
 
     quiet_when_imported()
     c_library.load()
+    # numpy before the calls, which import it at once from two threads otherwise: its modules
+    # import each other, so one thread could get one half made ("cannot import name
+    # 'asanyarray' from partially initialized module 'numpy._core.numeric'", ~1 run in 10)
+    import numpy  # noqa: F401
+
     lock = threading.Lock()
     one_import_at_a_time()
 

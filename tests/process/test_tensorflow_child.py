@@ -186,3 +186,29 @@ def test_two_calls_importing_tensorflow_at_once_do_not_deadlock():
             assert calls[0].result(timeout=120) and calls[1].result(timeout=120)
         finally:
             child.close()
+
+
+def test_two_first_calls_importing_numpy_at_once_both_run():
+    """A call whose function's module imports numpy and one whose arguments are arrays, the
+    first two of a fresh child: both threads imported numpy at once, and one got a half-made
+    numpy (ImportError "... from partially initialized module 'numpy._core...'", 3 children in
+    15; `freeze` of a frozen graph failed so ~1 run in 10 as an internal error). The child now
+    imports numpy before it takes calls."""
+    import operator
+
+    import numpy as np
+    from graphfreeze.graph.consts import node_value
+    from graphfreeze.proto.tf import node_def_pb2
+
+    node = node_def_pb2.NodeDef(name="c", op="Const")
+    node.attr["dtype"].type = node.attr["value"].tensor.dtype = 1
+    node.attr["value"].tensor.float_val.append(2.0)
+    for _ in range(6):
+        child = Child()
+        try:
+            assert child.submit(tensorflow_child.imported, "numpy").result(timeout=120)
+            calls = [child.submit(node_value, node), child.submit(operator.add, np.ones(3), 1)]
+            assert calls[0].result(timeout=120) == 2.0
+            assert calls[1].result(timeout=120).tolist() == [2.0, 2.0, 2.0]
+        finally:
+            child.close()
