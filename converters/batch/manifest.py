@@ -92,13 +92,14 @@ def _line_map(text: str) -> dict:
     return lines
 
 
-def _options_of(registry) -> tuple[set[str], set[str], set[str]]:
-    """(stage option names, source option names, path option names) the registry declares."""
+def _options_of(registry) -> tuple[set[str], set[str], set[str], set[str]]:
+    """(stage option names, source option names, path option names, those of paths read) the
+    registry declares."""
     from graphfreeze.options import option_names, paths_of
 
     stage, source = registry.option_classes("stage"), registry.option_classes("source")
     return (set().union(*map(option_names, stage)), set().union(*map(option_names, source)),
-            paths_of(stage) | paths_of(source))
+            paths_of(stage) | paths_of(source), paths_of([*stage, *source], inputs_only=True))
 
 
 def parse_manifest(path: str, registry) -> list[JobSpec]:
@@ -139,6 +140,8 @@ def parse_manifest(path: str, registry) -> list[JobSpec]:
         raw["target_options"] = _merged(defaults.get("target_options"),
                                         entry.get("target_options"), where)
         options = _job_options(raw, where, folder, declared)
+        _check_read_paths(options, declared[3], lambda k, i=i, entry=entry: at(
+            *(("model", i, k) if k in entry else ("defaults", k) if k in defaults else ("model", i))))
         source = entry.get("source")
         if not isinstance(source, str) or not source:
             raise ConfigError(f"{where}: [[model]] needs source = \"PATH\" (a checkpoint, "
@@ -172,7 +175,7 @@ def specs_from_paths(paths: list[str], raw: dict, registry) -> list[JobSpec]:
 def _check_keys(table, allowed_extra: set[str], at, what: str, declared) -> None:
     if not isinstance(table, dict):
         raise ConfigError(f"{at('')}: {what} must be a table")
-    stage, source, _ = declared
+    stage, source, _, _ = declared
     known = (option_names(JobOptions) - {"stage_options"}) | stage | source | allowed_extra
     for key in table:
         if key not in known:
@@ -197,7 +200,7 @@ def _merged(defaults, model, where: str) -> dict | None:
 
 
 def _job_options(raw: dict, where: str, folder: str, declared) -> JobOptions:
-    stage, source, path_keys = declared
+    stage, source, path_keys, _ = declared
     raw = {k: ([v] if isinstance(v, str) else v)
            if k in ("outputs", "inputs", "targets", "custom_objects", "fail_on") else v
            for k, v in raw.items() if v is not None}
@@ -229,6 +232,16 @@ def _job_options(raw: dict, where: str, folder: str, declared) -> JobOptions:
                                stage_options=relative(options.stage_options),
                                source_options=relative(options.source_options),
                                target_options=targets)
+
+
+def _check_read_paths(options: JobOptions, keys: set[str], at) -> None:
+    """Each path an option reads (calibration data, --verify-data, golden outputs) exists."""
+    for table in (options.stage_options, options.source_options,
+                  *(options.target_options or {}).values()):
+        for key, value in (table or {}).items():
+            if key in keys and isinstance(value, str) and not storage.exists(value.rstrip("/")):
+                raise ConfigError(f"{at(key)}: {key} {value} does not exist; fix the path "
+                                  "(relative to the manifest's folder)")
 
 
 def _absolute(path: str) -> bool:

@@ -333,6 +333,13 @@ BAD = {
         'schema_version = 1\n\n[[model]]\nname = "iris"\nsource = "iris"\n\n'
         '[[model]]\nsource = "i*"\n', "models.toml:7: job name 'iris' is also used at "
                                       "models.toml:3"),
+    "calibration data that is not there": (
+        'schema_version = 1\n\n[[model]]\nsource = "iris"\noutputs = "probs"\ntargets = "edge-int8"\n'
+        'calibration = "calib/images"\n', "models.toml:7: calibration calib/images does not exist; fix "
+                                         "the path (relative to the manifest's folder)"),
+    "golden outputs that are not there, in [defaults]": (
+        'schema_version = 1\n[defaults]\ngolden = "golden"\n\n[[model]]\nsource = "iris"\n',
+        "models.toml:3: golden golden does not exist"),
     "no schema_version": ('[[model]]\nsource = "iris"\n', "models.toml:1: schema_version must be"),
     "unknown target": ('schema_version = 1\n[defaults]\ntargets = "andriod"\n\n[[model]]\n'
                        'source = "iris"\n', "models.toml:5: iris: unknown target 'andriod'; did "
