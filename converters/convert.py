@@ -208,10 +208,27 @@ def execute(prepared: Prepared,
         if interface:  # the full route loads the model with TensorFlow here
             tensorflow_child.stop(memo)
             memo = {}
-        model = prepared.source.load(request.source, prepared.source_options, request.unsafe)
+        model = _loaded(prepared)
         return _execute(prepared, model, prepared.plans, memo, on_stage, on_commit)
     finally:
         tensorflow_child.stop(memo)
+
+
+def _loaded(prepared: Prepared):
+    """The source loaded; a kind the user named that fails to load files another kind detects
+    says so (`--kind keras` on a checkpoint's folder)."""
+    request = prepared.request
+    try:
+        return prepared.source.load(request.source, prepared.source_options, request.unsafe)
+    except InputError as err:
+        if request.kind == "auto":
+            raise
+        other = next((s.name for s in prepared.registry.sources() if s.name != request.kind
+                      and s.detect(request.source)), None)
+        if other is None:
+            raise
+        raise InputError(f"{err} (read as a {request.kind} model, as asked; the files are a "
+                         f"{other} model: leave the kind out to have it detected)") from err
 
 
 def _direct(prepared: Prepared) -> list[plan.TargetPlan] | None:

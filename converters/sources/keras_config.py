@@ -148,6 +148,11 @@ def check_keras_config(config: dict, where: str) -> None:
 def read_keras_config(path: str) -> dict:
     """The model config of a local `.keras` zip (config.json) or `.h5` file (model_config),
     read without loading the model."""
+    import os
+
+    if os.path.isdir(path):
+        raise InputError(f"{path}: a directory, not a Keras model file; give the .keras or .h5 "
+                         "file model.save wrote")
     if path.endswith(".keras"):
         import zipfile
 

@@ -174,6 +174,18 @@ def test_kind_beside_a_kind_flag_is_a_usage_error(sample, freeze, monkeypatch):
     assert result.exit_code == 2 and "give --kind with PATH" in result.output
 
 
+@pytest.mark.parametrize("args", [("iris", "--kind", "keras"), ("--keras", "iris")])
+def test_a_kind_asked_for_that_the_files_are_not_says_what_they_are(sample, freeze, monkeypatch,
+                                                                   args):
+    """A checkpoint's folder read as a Keras file: why it failed, and that it is a checkpoint."""
+    monkeypatch.chdir(sample("iris").parent)
+    line = assert_failed(freeze(*args, "--outputs", "probs"), 3)
+    assert line == ("error: iris: a directory, not a Keras model file; give the .keras or .h5 file "
+                    "model.save wrote (read as a keras model, as asked; the files are a checkpoint "
+                    "model: leave the kind out to have it detected)")
+    assert outputs_in(Path("iris")) == []
+
+
 def test_meta_under_home_is_expanded_for_convert_and_inspect(sample, freeze, monkeypatch):
     model_dir = sample("iris")
     monkeypatch.setenv("HOME", str(model_dir))
