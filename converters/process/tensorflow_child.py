@@ -262,12 +262,13 @@ def serve() -> None:
     # 'asanyarray' from partially initialized module 'numpy._core.numeric'", ~1 run in 10)
     import numpy  # noqa: F401
 
-    lock = threading.Lock()
+    lock, unpickling = threading.Lock(), threading.Lock()
     one_import_at_a_time()
 
     def answer(key, call) -> None:
         try:
-            fn, args = pickle.loads(call)
+            with unpickling:  # it imports the call's modules: one thread at a time, as numpy
+                fn, args = pickle.loads(call)
             reply = (True, fn(*args))
         except BaseException as err:  # noqa: BLE001 -- the caller raises it
             reply = (False, err if not type(err).__module__.startswith("tensorflow") else
