@@ -140,8 +140,9 @@ def parse_manifest(path: str, registry) -> list[JobSpec]:
         raw["target_options"] = _merged(defaults.get("target_options"),
                                         entry.get("target_options"), where)
         options = _job_options(raw, where, folder, declared)
-        _check_read_paths(options, declared[3], lambda k, i=i, entry=entry: at(
-            *(("model", i, k) if k in entry else ("defaults", k) if k in defaults else ("model", i))))
+        _check_read_paths(options, declared[3], lambda key, i=i, entry=entry, where=where: (
+            at("model", i, key) if key in entry else at("defaults", key) if key in defaults
+            else where))  # (a target_options table's key: the model's line)
         source = entry.get("source")
         if not isinstance(source, str) or not source:
             raise ConfigError(f"{where}: [[model]] needs source = \"PATH\" (a checkpoint, "

@@ -337,6 +337,10 @@ BAD = {
         'schema_version = 1\n\n[[model]]\nsource = "iris"\noutputs = "probs"\ntargets = "edge-int8"\n'
         'calibration = "calib/images"\n', "models.toml:7: calibration calib/images does not exist; fix "
                                          "the path (relative to the manifest's folder)"),
+    "calibration data that is not there, in a target's options": (
+        'schema_version = 1\n\n[[model]]\nsource = "iris"\noutputs = "probs"\n'
+        '[model.target_options.edge-int8]\ncalibration = "calib"\n',
+        "models.toml:3: calibration calib does not exist"),
     "golden outputs that are not there, in [defaults]": (
         'schema_version = 1\n[defaults]\ngolden = "golden"\n\n[[model]]\nsource = "iris"\n',
         "models.toml:3: golden golden does not exist"),
