@@ -75,12 +75,15 @@ def always(_options) -> bool:
 @dataclass(frozen=True)
 class PassContext:
     """What a graph pass knows besides the graph: node names to keep, the flags folded, whether
-    it may edit its input in place (`owned`), and a notes dict it may add facts to."""
+    it may edit its input in place (`owned`), a notes dict it may add facts to, and the run's
+    memo (`memo`: a pass that needs TensorFlow sends its work to the run's TensorFlow child
+    through `process.tensorflow_child.call(memo, ...)`)."""
 
     keep: list[str]
     flags: dict
     owned: bool
     notes: dict
+    memo: dict = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,22 @@ def _fill(graph_def) -> None:
     fill.attr["index_type"].type = 9
 
 
+def _divide_by_zero(graph_def) -> None:
+    """`probs` = Softmax(add + Cast(FloorDiv([1], [0]))): made of constants, fails as it runs."""
+    for name, value in (("zero_div/a", 1), ("zero_div/b", 0)):
+        const = graph_def.node.add(name=name, op="Const")
+        const.attr["dtype"].type = 3  # int32
+        const.attr["value"].tensor.dtype = 3
+        const.attr["value"].tensor.tensor_shape.dim.add(size=1)
+        const.attr["value"].tensor.int_val.append(value)
+    graph_def.node.add(name="zero_div", op="FloorDiv", input=["zero_div/a", "zero_div/b"]) \
+        .attr["T"].type = 3
+    cast = graph_def.node.add(name="zero_div/cast", op="Cast", input=["zero_div"])
+    cast.attr["SrcT"].type, cast.attr["DstT"].type = 3, 1
+    graph_def.node.add(name="with_div", op="AddV2", input=["add", "zero_div/cast"]).attr["T"].type = 1
+    node(graph_def, "probs").input[0] = "with_div"
+
+
 def _set_input(name: str, index: int, value: str):
     def edit(graph_def) -> None:
         node(graph_def, name).input[index] = value
@@ -134,6 +150,7 @@ BREAKS = {
     "huge_placeholder": (lambda g: setattr(node(g, "x").attr["shape"].shape.dim[0], "size", 2**40),
                          "x", "16.0 TiB"),
     "huge_fill": (_fill, "huge", "makes a tensor of shape [1099511627776, 4]"),
+    "divide_by_zero": (_divide_by_zero, "zero_div", "Integer division by zero"),
     "calls_itself": (_calls_itself, "", "calls itself"),
     "mutual_recursion": (_mutual_recursion, "", "call each other"),
     "missing_function": (lambda g: setattr(node(g, "twice").attr["f"].func, "name", "nowhere")

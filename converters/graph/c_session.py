@@ -194,6 +194,11 @@ class Session:
             lib.TF_DeleteStatus(status)
         return lib.TF_OperationOutputType(out), tuple(None if d < 0 else d for d in dims[:rank])
 
+    def output_types(self, node: str) -> list[tuple[int, tuple[int | None, ...] | None]]:
+        """`tensor_type` of each output of `node`."""
+        count = self.lib.TF_OperationNumOutputs(self._operation(node))
+        return [self.tensor_type(f"{node}:{index}") for index in range(count)]
+
     def _operation(self, name: str):
         found = self.lib.TF_GraphOperationByName(self.graph, name.encode())
         if not found:

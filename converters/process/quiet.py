@@ -64,24 +64,30 @@ def quiet_when_imported() -> None:
 
 
 class _QuietFinder:
-    """Finds `tensorflow` with the other finders and wraps its loader (once)."""
+    """Finds `tensorflow` with the other finders and wraps its loader; it leaves `sys.meta_path`
+    when that loader runs (a lookup alone, `importlib.util.find_spec` finding the C library's
+    folder, imports nothing)."""
+
+    _finding = False
 
     def find_spec(self, name, path=None, target=None):
         import importlib.util
-        import sys
 
-        if name != "tensorflow":
+        if name != "tensorflow" or self._finding:
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        self._finding = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self._finding = False
         if spec is not None and spec.loader is not None:
-            spec.loader = _QuietLoader(spec.loader)
+            spec.loader = _QuietLoader(spec.loader, self)
         return spec
 
 
 class _QuietLoader:
-    def __init__(self, inner):
-        self._inner = inner
+    def __init__(self, inner, finder: _QuietFinder):
+        self._inner, self._finder = inner, finder
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
@@ -91,7 +97,10 @@ class _QuietLoader:
 
     def exec_module(self, module) -> None:
         import logging
+        import sys
 
+        if self._finder in sys.meta_path:
+            sys.meta_path.remove(self._finder)
         logging.getLogger("tensorflow").setLevel(logging.ERROR)
         with native_stderr_off():
             self._inner.exec_module(module)

@@ -15,7 +15,7 @@ DTYPES = {1: ("float32", 4), 2: ("float64", 8), 3: ("int32", 4), 4: ("uint8", 1)
           26: ("float8_e4m3fnuz", 1), 27: ("float8_e4m3b11fnuz", 1), 28: ("float8_e5m2fnuz", 1),
           29: ("int4", 1), 30: ("uint4", 1), 31: ("int2", 1), 32: ("uint2", 1),
           33: ("float4_e2m1fn", 1)}
-STRING = 7
+STRING, RESOURCE, VARIANT = 7, 20, 21
 _QUANTIZED = {"qint8": "int8", "quint8": "uint8", "qint16": "int16", "quint16": "uint16",
               "qint32": "int32"}  # stored as these integers
 

@@ -41,7 +41,7 @@ def strip(state, options: StripOptions):
 
 def _strip(state, options: StripOptions):
     graph_def, notes = strip_training(state.graph_def, state.keep, state.flags, list(options.passes),
-                                      options.max_rounds)
+                                      options.max_rounds, state.memo)
     calls = composite_calls(graph_def) if options.composites == "refuse" else []
     stand_ins = [c for c in calls if c.stand_in]
     if stand_ins:
@@ -50,7 +50,8 @@ def _strip(state, options: StripOptions):
         from graphfreeze.graph.passes.control_flow import inline_composites
 
         graph_def, _ = strip_training(inline_composites(graph_def, state.keep), state.keep,
-                                         state.flags, list(options.passes), options.max_rounds)
+                                      state.flags, list(options.passes), options.max_rounds,
+                                      state.memo)
         notes = {**notes, "composites_inlined": sorted({f"{c.function} ({c.implements})"
                                                         for c in calls})}
     return graph_def, notes
@@ -74,7 +75,8 @@ class OptimizeOptions:
 
 def optimize(state, options: OptimizeOptions):
     with held(_owned(state)) as weights:
-        graph_def = optimize_for_inference(state.graph_def, state.keep, list(options.passes))
+        graph_def = optimize_for_inference(state.graph_def, state.keep, list(options.passes),
+                                           state.memo)
     return _with_graph(state, graph_def, weights, {})
 
 

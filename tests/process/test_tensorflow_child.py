@@ -49,6 +49,7 @@ def test_no_child_once_tensorflow_is_imported_here():
 
 @pytest.mark.parametrize(("name", "target", "suffix"), [
     ("cnn_v2", "android", ".pb"), ("iris_partitioned", "android", ".pb"),
+    ("iris", "android", ".pb"),  # (constants to fold: the child computes them)
     ("cnn_v2", "openvino", ".xml")])
 def test_a_checkpoint_without_tensorflow_here(sample, freeze_noted, name, target, suffix):
     """In the model's folder, relative paths, verification on: TensorFlow only in the child
@@ -73,13 +74,14 @@ def test_a_checkpoint_without_tensorflow_here(sample, freeze_noted, name, target
 
 
 @pytest.mark.parametrize(("name", "relu_as", "children"), [
-    ("cnn_v2", None, 0), ("cnn_v1", None, 0), ("cnn_v2", "Atan", 1)])
+    ("cnn_v2", None, 0), ("cnn_v1", None, 0), ("cnn_v2", "Atan", 1), ("iris", None, 1)])
 def test_no_verify_starts_a_child_only_for_what_graph_shapes_cannot_do(sample, freeze_noted,
                                                                        name, relu_as, children):
     """Every op of cnn_v2 (Keras BatchNorm Ifs) and cnn_v1 (v1 conds) has a shape function in
     graph/shapes: checked and shaped here, no TensorFlow anywhere. With a Relu made an Atan
-    (none there) a child does that part, with TensorFlow's C importer. The bytes are those of
-    a process that imported TensorFlow first."""
+    (none there) a child does that part, with TensorFlow's C importer; so it does iris's
+    constants to fold (the `make demo` model), with its C API. The bytes are those of a process
+    that imported TensorFlow first."""
     from graphfreeze.proto.tf import meta_graph_pb2
 
     model_dir = sample(name)
@@ -212,3 +214,4 @@ def test_two_first_calls_importing_numpy_at_once_both_run():
             assert calls[1].result(timeout=120).tolist() == [2.0, 2.0, 2.0]
         finally:
             child.close()
+

@@ -49,6 +49,8 @@ class _Builtin:
             graph_def, removed = func(graph_def, context.keep)
             context.notes.setdefault("dropouts_removed", []).extend(removed)
             return graph_def
+        if self.name == "fold_constants":
+            return func(graph_def, context.keep, owned=context.owned, memo=context.memo)
         if self.takes_owned:
             return func(graph_def, context.keep, owned=context.owned)
         return func(graph_def, context.keep)
@@ -63,16 +65,17 @@ def builtin_passes() -> list[GraphPass]:
 
 
 def run_passes(graph_def, passes: list[GraphPass], keep: list[str], flags: dict, notes: dict,
-               original=None):
+               original=None, memo: dict | None = None):
     """Run `passes` in order; a pass may edit the graph in place once it is no longer
-    `original` (the caller's proto, never edited)."""
+    `original` (the caller's proto, never edited). `memo`: the run's (its TensorFlow child)."""
     original = graph_def if original is None else original
     for graph_pass in passes:
         if not isinstance(graph_pass.run, _Builtin) and HELD.get() is not None:
             if graph_def is original:  # (never edited)
                 graph_def = copied(graph_def)
             attach(graph_def, HELD.get())  # a plugin's pass reads the values in the graph
-        context = PassContext(keep, flags, owned=graph_def is not original, notes=notes)
+        context = PassContext(keep, flags, owned=graph_def is not original, notes=notes,
+                              memo={} if memo is None else memo)
         graph_def = graph_pass.run(graph_def, context)
     return graph_def
 
@@ -87,7 +90,7 @@ def _named(names: tuple[str, ...]) -> list[GraphPass]:
 
 
 def strip_training(graph_def, keep: list[str], flags: dict, passes: list[GraphPass] | None = None,
-                   max_rounds: int = 20) -> tuple[object, dict]:
+                   max_rounds: int = 20, memo: dict | None = None) -> tuple[object, dict]:
     """Flags to inference values (a copy), then `passes` (default STRIP_PASSES) until nothing
     changes. Returns the graph and the notes the passes made (`dropouts_removed`)."""
     from graphfreeze.graph.passes.flags import fold_flags
@@ -99,14 +102,15 @@ def strip_training(graph_def, keep: list[str], flags: dict, passes: list[GraphPa
         graph_def = fold_flags(graph_def, flags)
         for _ in range(max_rounds):
             before = _signature(graph_def)
-            graph_def = run_passes(graph_def, passes, keep, flags, notes, original)
+            graph_def = run_passes(graph_def, passes, keep, flags, notes, original, memo)
             if _signature(graph_def) == before:
                 break
     return graph_def, notes
 
 
-def optimize_for_inference(graph_def, keep: list[str], passes: list[GraphPass] | None = None):
+def optimize_for_inference(graph_def, keep: list[str], passes: list[GraphPass] | None = None,
+                           memo: dict | None = None):
     """`passes` (default OPTIMIZE_PASSES) once, in order: batch norms folded, canonical form."""
     passes = _named(OPTIMIZE_PASSES) if passes is None else passes
     with gc_paused():
-        return run_passes(graph_def, passes, keep, {}, {})
+        return run_passes(graph_def, passes, keep, {}, {}, memo=memo)

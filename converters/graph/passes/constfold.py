@@ -1,12 +1,14 @@
 """Constant folding: evaluate once what depends only on constants, keep the frontier as Consts.
 
 Sizes are checked before anything runs: every candidate's outputs get their static shapes from
-TensorFlow's shape inference, and a node whose result is unknown in size, over MAX_FOLD_BYTES,
+graph/shapes (else TensorFlow's importer), and a node whose result is unknown in size, over MAX_FOLD_BYTES,
 grows its inputs past MAX_GROWTH_BYTES, or would take the run past MAX_FOLD_TOTAL stays an op
 (a `Fill` of 4 TiB is never materialised).
 """
 
 from __future__ import annotations
+
+import math
 
 from graphfreeze.graph.consts import HELD, make_const
 from graphfreeze.graph.fake_quant import FAKE_QUANT_OPS
@@ -14,7 +16,6 @@ from graphfreeze.graph.graphdefs import (
     GraphDef,
     extract,
     is_control,
-    node_of,
     replace_nodes,
     rewire,
     split_tensor,
@@ -22,8 +23,8 @@ from graphfreeze.graph.graphdefs import (
     topo_order,
     with_nodes,
 )
-from graphfreeze.graph.session import lean_config
 from graphfreeze.graph.weights import attach
+from graphfreeze.proto.dtypes import RESOURCE, VARIANT, itemsize
 
 _NEVER_FOLD = {
     "Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "Switch", "RefSwitch", "Merge",
@@ -48,12 +49,16 @@ def _foldable_op(op: str) -> bool:
     return found is not None and not found.is_stateful
 
 
-def fold_constants(graph_def, keep: list[str], owned: bool = False) -> GraphDef:
+def fold_constants(graph_def, keep: list[str], owned: bool = False, memo: dict | None = None
+                   ) -> GraphDef:
     """Replace every non-Const node computable from Consts alone by its value (sizes allowing).
 
     `keep` are output node names: they survive (as Consts if folded) and define what is kept.
-    `owned=True`: edit `graph_def` in place.
+    `owned=True`: edit `graph_def` in place. The values are computed by TensorFlow, in the run's
+    TensorFlow child if it has one (`memo`), else here.
     """
+    from graphfreeze.process import tensorflow_child
+
     order = topo_order(graph_def)
     # A Const with control inputs may sit in a cond branch (its frame): it is not a free value.
     const = {n.name for n in graph_def.node
@@ -61,30 +66,53 @@ def fold_constants(graph_def, keep: list[str], owned: bool = False) -> GraphDef:
     candidates = _computable(order, const, lambda node: _foldable_op(node.op))
     if not candidates:
         return graph_def
-    graph = _import(graph_def, candidates, const)
-    sizes = _sizes(graph, candidates | {node_of(i) for n in order if n.name in candidates
-                                        for i in n.input if not is_control(i)})
-    budget = [MAX_FOLD_TOTAL]
-    foldable = _computable(order, const, lambda node: _fits(node, sizes, budget))
-    wanted: set[tuple[str, int]] = {(k, 0) for k in keep if k in foldable}
+    read = {(k, 0) for k in keep if k in candidates}  # what nodes left as they are read
     for node in graph_def.node:
-        if node.name in foldable:
-            continue
-        for inp in node.input:
-            src, index = split_tensor(inp)
-            if src in foldable and index >= 0:
-                wanted.add((src, index))
-    if not wanted:
+        if node.name not in candidates:
+            read.update(t for t in map(split_tensor, node.input) if t[0] in candidates and t[1] >= 0)
+    foldable, values = tensorflow_child.call(
+        memo or {}, evaluate, _subgraph(graph_def, order, candidates, const),
+        [n.name for n in order if n.name in candidates], sorted(read))
+    if not values:
         return extract(graph_def, keep, owned=owned) if foldable else graph_def
-    values = _run(graph, sorted(wanted))
     new_nodes, mapping = [], {}
-    for (name, index), value in zip(sorted(wanted), values, strict=True):
+    for (name, index), value in values:
         new_name = name if index == 0 else f"{name}/output_{index}"
         new_nodes.append(make_const(new_name, value))
         if index != 0:
             mapping[tensor_name(name, index)] = new_name
     graph = rewire(replace_nodes(graph_def, new_nodes, owned=owned), mapping, owned=True)
     return extract(graph, keep, owned=True)
+
+
+def evaluate(sub, order: list[str], read: list[tuple[str, int]]):
+    """(the nodes of `order` that fold, [((node, index), value)] for each of their outputs that
+    `read` or an op left in `sub` reads), for `sub`: candidates (`order`, topologically) and the
+    Consts they read. Sizes come first, from static shapes: nothing big is evaluated. A run that
+    fails (an integer divided by zero, ...) folds nothing: the graph fails as it runs, as it
+    would have."""
+    from graphfreeze.graph.session import is_run_error, run_graph_def
+
+    by_name = {n.name: n for n in sub.node}
+    const = {n.name for n in sub.node if n.op == "Const"}
+    sizes = _sizes(sub)
+    budget = [MAX_FOLD_TOTAL]
+    foldable = _computable([by_name[n] for n in order], const,
+                           lambda node: _fits(node, sizes, budget))
+    wanted = {t for t in read if t[0] in foldable}
+    for node in sub.node:
+        if node.name not in foldable:
+            wanted.update(t for t in map(split_tensor, node.input) if t[0] in foldable)
+    if not wanted:
+        return foldable, []
+    wanted = sorted(wanted)
+    try:
+        values = run_graph_def(sub, {}, [tensor_name(n, i) for n, i in wanted])
+    except Exception as err:  # noqa: BLE001 -- TensorFlow's run error: left to the graph's run
+        if not is_run_error(err):
+            raise
+        return set(), []
+    return foldable, list(zip(wanted, values, strict=True))
 
 
 def _computable(order, const: set[str], allowed) -> set[str]:
@@ -116,45 +144,53 @@ def _fits(node, sizes: dict, budget: list[int]) -> bool:
     return True
 
 
-def _import(graph_def, names: set[str], const: set[str]):
-    """A tf.Graph of the candidates and the Consts they read, control edges dropped (values
-    never depend on them); importing runs shape inference, evaluating nothing big."""
-    import tensorflow as tf
-
-    inputs = {split_tensor(i)[0] for n in graph_def.node if n.name in names for i in n.input}
-    sub = with_nodes(graph_def, (n for n in graph_def.node
-                                 if n.name in names or (n.name in inputs and n.name in const)))
+def _subgraph(graph_def, order, names: set[str], const: set[str]):
+    """The candidates and the Consts they read (in `order`), control edges dropped (values never
+    depend on them), with their held values (TensorFlow computes with them)."""
+    inputs = {split_tensor(i)[0] for n in order if n.name in names for i in n.input}
+    sub = with_nodes(graph_def, (n for n in order
+                                  if n.name in names or (n.name in inputs and n.name in const)))
     for node in sub.node:
         kept = [i for i in node.input if not is_control(i)]
         del node.input[:]
         node.input.extend(kept)
     if HELD.get() is not None:
-        attach(sub, HELD.get())  # TensorFlow computes with the values
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.graph_util.import_graph_def(sub, name="")
-    return graph
+        attach(sub, HELD.get())
+    return sub
 
 
-def _sizes(graph, names: set[str]) -> dict[str, int | None]:
+def _sizes(sub) -> dict[str, int | None]:
     """Node -> bytes of all its outputs from static shapes (None if any is not fully known, or
-    is a handle -- variant (TensorList, ...) or resource -- that has no value to keep as a Const)."""
-    import tensorflow as tf
-
+    is a handle -- variant (TensorList, ...) or resource -- that has no value to keep as a
+    Const): by graph/shapes, else TensorFlow's importer (its C API, else its Python API)."""
     sizes: dict[str, int | None] = {}
-    for name in names:
+    for name, outputs in _output_types(sub).items():
         total = 0
-        for tensor in graph.get_operation_by_name(name).outputs:
-            if tensor.dtype in (tf.variant, tf.resource) or not tensor.shape.is_fully_defined():
+        for dtype, shape in outputs:
+            if dtype in (RESOURCE, VARIANT) or shape is None or None in shape:
                 total = None
                 break
-            total += tensor.shape.num_elements() * (tensor.dtype.size or 32)  # strings: ~32 B
+            total += math.prod(shape) * (itemsize(dtype) or 32)  # strings: ~32 B
         sizes[name] = total
     return sizes
 
 
-def _run(graph, tensors: list[tuple[str, int]]) -> list:
-    import tensorflow as tf
+def _output_types(sub) -> dict[str, list]:
+    from graphfreeze.graph import c_session
+    from graphfreeze.graph.shapes.infer import infer
 
-    with tf.compat.v1.Session(graph=graph, config=lean_config()) as sess:
-        return sess.run([f"{n}:{i}" for n, i in tensors])
+    try:
+        return infer(sub)
+    except Exception:  # noqa: BLE001 -- Unsupported, a fault or a bug here: TensorFlow says
+        pass
+    try:
+        with c_session.imported(sub) as graph:
+            return {n.name: graph.output_types(n.name) for n in sub.node}
+    except c_session.Unsupported:
+        pass
+    from graphfreeze.graph.session import import_graph
+
+    graph = import_graph(sub)
+    return {n.name: [(t.dtype.as_datatype_enum,
+                      None if t.shape.rank is None else tuple(t.shape.as_list()))
+                     for t in graph.get_operation_by_name(n.name).outputs] for n in sub.node}

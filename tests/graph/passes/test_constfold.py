@@ -92,3 +92,19 @@ def test_handles_stay_ops_values_around_them_fold(build, run):
     assert ops["TensorListReserve"] == 1 and "AddV2" not in ops
     x = np.array([1.0, 2.0], np.float32)
     np.testing.assert_array_equal(run(folded, {"x:0": x}, "y:0"), run(graph, {"x:0": x}, "y:0"))
+
+
+def test_a_fold_that_fails_as_it_runs_folds_nothing(build, run):
+    """Integer division by zero, made of constants: the graph is left to fail as it runs (the
+    reference run names the node), never an error of the pass."""
+    def model():
+        x = v1.placeholder(tf.int32, [None, 2], name="x")
+        ok = tf.add(tf.constant([1, 2]), 1, name="ok")
+        bad = tf.math.floordiv(tf.constant([1, 2]), tf.constant([0, 1]), name="bad")
+        tf.identity(x + ok + bad, name="y")
+
+    graph = build(model)
+    folded = fold_constants(graph, ["y", "x"])
+    nodes = {n.name: n.op for n in folded.node}
+    assert nodes["bad"] == "FloorDiv" and nodes["ok"] == "AddV2"
+
