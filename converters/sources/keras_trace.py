@@ -84,3 +84,30 @@ def _user_name(model, name: str) -> str:
 def _input_name(tensor, i: int) -> str:
     name = getattr(tensor, "name", None) or f"input_{i}"
     return name.split(":")[0].split("/")[0]
+
+
+def traced_graph(fn):
+    """The traced function's GraphDef with each captured variable's placeholder made the
+    VarHandleOp it stands for (its dtype and shape, from the handle's data): so TensorFlow's
+    shape inference knows what its reads give (inspect's probes of MatMul and the like, which
+    the placeholder's unknown shape left unprobed)."""
+    from tensorflow.python.ops import handle_data_util
+
+    handles = {}
+    for _, inner in fn.graph.captures:
+        data = handle_data_util.get_resource_handle_data(inner) if inner.dtype.name == "resource" \
+            else None
+        if data is not None and data.is_set and len(data.shape_and_type) == 1:
+            handles[inner.op.name] = data.shape_and_type[0]
+    graph_def = fn.graph.as_graph_def()
+    for node in graph_def.node:
+        found = handles.get(node.name)
+        if found is not None and node.op == "Placeholder":
+            node.op = "VarHandleOp"
+            node.attr.clear()
+            node.attr["dtype"].type = found.dtype
+            node.attr["shape"].shape.CopyFrom(found.shape)
+            node.attr["shared_name"].s = node.name.encode()
+            node.attr["container"].s = b""
+            node.attr["allowed_devices"].list.SetInParent()
+    return graph_def
