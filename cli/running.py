@@ -65,6 +65,7 @@ def run(action, debug: bool, private_tmp: bool = True) -> None:
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_signal)
     sys.excepthook, hook = _stops_unprinted(sys.excepthook), sys.excepthook
+    sys.unraisablehook, unraisable = _stops_unraised(sys.unraisablehook), sys.unraisablehook
     try:
         if private_tmp:
             _run(lambda: _in_private_tmp(action), debug)
@@ -74,7 +75,7 @@ def run(action, debug: bool, private_tmp: bool = True) -> None:
         if PROGRAM:  # the rest of the process (exit, atexit): a signal no longer undoes anything
             _state.done = True
         else:  # called in-process (tests, an embedding program): its own handlers back
-            sys.excepthook = hook
+            sys.excepthook, sys.unraisablehook = hook, unraisable
             for signum, handler in saved.items():
                 signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
@@ -87,6 +88,16 @@ def _stops_unprinted(hook):
         if not isinstance(value, Stopped):
             hook(kind, value, traceback)
     return excepthook
+
+
+def _stops_unraised(hook):
+    """`hook`, except for a Stopped: one raised in a finalizer (a `__del__` running as the
+    signal came) cannot unwind the run, which Python reports as "Exception ignored in ...";
+    the run still stops, at `committing` or the end (one line)."""
+    def unraisablehook(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, Stopped):
+            hook(unraisable)
+    return unraisablehook
 
 
 def _run(action, debug: bool) -> None:

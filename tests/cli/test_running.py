@@ -28,3 +28,25 @@ def test_a_stop_a_library_prints_and_swallows_is_one_line(capsys):
     assert stop.value.code == 128 + signal.SIGINT
     assert capsys.readouterr().err == "interrupted; nothing written\n"
     assert sys.excepthook is hook  # the caller's back
+
+
+def test_a_stop_in_a_finalizer_is_one_line(capsys, monkeypatch):
+    """A signal that arrives while a `__del__` runs raises there, where Python cannot unwind it
+    (it goes to sys.unraisablehook: "Exception ignored in ..." on stderr): the run still stops,
+    saying one line, and the hook hears nothing of it."""
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)  # the handler runs here, inside the finalizer
+
+    def action():
+        Finalized()  # dropped at once: its __del__ runs, the Stopped is unraisable
+        time.sleep(0.1)
+
+    heard = []
+    monkeypatch.setattr(sys, "unraisablehook", heard.append)
+    with pytest.raises(SystemExit) as stop:
+        running.run(action, debug=False, private_tmp=False)
+    assert stop.value.code == 128 + signal.SIGINT
+    assert capsys.readouterr().err == "interrupted; nothing written\n"
+    assert heard == [] and sys.unraisablehook == heard.append  # the caller's back
