@@ -69,6 +69,22 @@ def read_bytes(path: str) -> bytes:
         raise InputError(f"{path}: cannot read ({first_line(err)})") from err
 
 
+def read_proto(path: str, message, split: dict):
+    """Parse the binary proto file `path` into `message` (DecodeError if it is not one): a local
+    file a few MB at a time (`proto.stream`: never the whole bytes and their parse at once)."""
+    if is_remote(path):
+        message.ParseFromString(read_bytes(path))
+        return message
+    from graphfreeze.proto.stream import merge_file
+
+    if not exists(path):
+        raise InputError(f"{path}: file not found; check the path")
+    try:
+        return merge_file(message, path, split)
+    except OSError as err:
+        raise InputError(f"{path}: cannot read ({first_line(err)})") from err
+
+
 def check_writable(paths: list[str], force: bool, flag: str = "-o") -> None:
     """Refuse before any work starts: an existing output without force, or an unusable parent
     (`flag`: the option that named the paths, which the fix changes)."""

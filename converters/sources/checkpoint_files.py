@@ -142,15 +142,16 @@ def _check_v1_shards(prefix: str, files: list[str]) -> None:
 def read_meta_graph(path: str):
     """Parse a MetaGraphDef (binary or text); devices cleared."""
     from google.protobuf import message, text_format
+    from graphfreeze.proto.stream import META_GRAPH_SPLIT
     from graphfreeze.proto.tf import meta_graph_pb2
 
-    data = storage.read_bytes(path)
     meta = meta_graph_pb2.MetaGraphDef()
     try:
-        meta.ParseFromString(data)
+        storage.read_proto(path, meta, META_GRAPH_SPLIT)
     except message.DecodeError:
+        meta = meta_graph_pb2.MetaGraphDef()
         try:
-            text_format.Parse(data.decode("utf-8"), meta)
+            text_format.Parse(storage.read_bytes(path).decode("utf-8"), meta)
         except Exception as err:
             raise InputError(f"{path}: not a MetaGraphDef (cannot parse it); pass the .meta "
                              "file tf.train.Saver wrote with --meta PATH") from err

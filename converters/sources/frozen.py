@@ -90,15 +90,15 @@ def failed_run(graph_file: str, err: BaseException) -> InputError:
 def read_graph_def(path: str):
     """Parse a GraphDef from `.pb` (binary) or `.pbtxt` (text); devices cleared."""
     from google.protobuf import message, text_format
+    from graphfreeze.proto.stream import GRAPH_SPLIT
     from graphfreeze.proto.tf import graph_pb2
 
-    data = storage.read_bytes(path)
     graph_def = graph_pb2.GraphDef()
     try:
         if path.endswith((".pbtxt", ".txt")):
-            text_format.Parse(data.decode("utf-8"), graph_def)
+            text_format.Parse(storage.read_bytes(path).decode("utf-8"), graph_def)
         else:
-            graph_def.ParseFromString(data)
+            storage.read_proto(path, graph_def, GRAPH_SPLIT)
     except (message.DecodeError, text_format.ParseError, UnicodeDecodeError) as err:
         kind = "text" if path.endswith((".pbtxt", ".txt")) else "binary"
         raise InputError(f"{path}: not a {kind} GraphDef ({first_line(err)}); the file is "
