@@ -9,7 +9,6 @@ through `const_node_values`) and tf2onnx reads the weights from our GraphDef.
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
 import re
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from graphfreeze.formats.onnx.text_ops import (
     extra_opsets,
     runtime_needs,
 )
+from graphfreeze.formats.onnx.tf2onnx_order import const_protos_synced_once, loops_in_name_order
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT
 from graphfreeze.graph.tables import initialized_tables
@@ -78,34 +78,6 @@ class _OptimizerFailed(Exception):
     pass
 
 
-@contextlib.contextmanager
-def _const_protos_synced_once():
-    """After each optimizer pass tf2onnx re-copies every node's attributes into its NodeProto,
-    weights included, and protobuf keeps the old copies in the message's arena: 100 MB more per
-    pass on ResNet50. Passes read a Const's value from the node's attribute dict, never from its
-    proto, so Const protos are synced once, by make_model, instead. And duplicated nodes are
-    merged into the one with the lowest name, whatever order tf2onnx's sets give them."""
-    from tf2onnx.graph import Node
-    from tf2onnx.optimizer.merge_duplicated_nodes_optimizer import MergeDuplicatedNodesOptimizer
-
-    original = Node.update_proto
-
-    def update_proto(self, external_tensor_storage=None):
-        if self.type != "Const":
-            original(self, external_tensor_storage)
-
-    Node.update_proto = update_proto
-    merge = MergeDuplicatedNodesOptimizer._len_of_node_output
-    # of duplicated nodes, tf2onnx keeps the first in an order sets vary: keep the lowest name
-    MergeDuplicatedNodesOptimizer._len_of_node_output = staticmethod(
-        lambda node: (len(node.output), tuple(-ord(c) for c in node.name)))
-    try:
-        yield
-    finally:
-        Node.update_proto = original
-        MergeDuplicatedNodesOptimizer._len_of_node_output = staticmethod(merge)
-
-
 def _to_onnx(state, opset: int, careful: bool):
     from graphfreeze.graph.session import import_graph
     from graphfreeze.graph.skeleton import is_big_const, skeleton
@@ -121,7 +93,8 @@ def _to_onnx(state, opset: int, careful: bool):
     # (canonical_names then removes what set-ordering still varies).
     utils.INTERNAL_NAME = 1
     extra = extra_opsets(graph_def, state.model.graph_file)  # TF-Text's, onnxruntime-extensions
-    with import_graph(skeleton(graph_def)).as_default() as tf_graph, exact_handlers():
+    with import_graph(skeleton(graph_def)).as_default() as tf_graph, exact_handlers(), \
+            loops_in_name_order():
         try:
             g = tfonnx.process_tf_graph(tf_graph, opset=opset, input_names=inputs,
                                         output_names=outputs, const_node_values=weights,
@@ -135,7 +108,7 @@ def _to_onnx(state, opset: int, careful: bool):
                              "another target") from None
     del weights
     try:
-        with _const_protos_synced_once():
+        with const_protos_synced_once():
             g = optimizer.optimize_graph(g, catch_errors=careful)
     except Exception as err:
         if careful:
