@@ -1,7 +1,7 @@
 """Issue 25, scope 3: the android target of a checkpoint without waiting for TensorFlow, side by
 side with freeze_graph and with another checkout, in interleaved rounds.
 
-    python bench/bench_floor_freeze.py [--cases adam,weights-only] [--rounds 5]
+    python bench/bench_floor_freeze.py [--cases adam,weights-only,iris] [--rounds 5]
         [--against NAME=PYTHONPATH ...] [--frozen]
 
 Each round runs, as child processes one after another: freeze_graph, then for this checkout
@@ -10,7 +10,8 @@ and each `--against` checkout `freeze` with verification and with `--no-verify` 
 Reported per
 tool: median wall, median CPU (user + sys, the TensorFlow child included), median peak RSS (the
 largest process), and the median over rounds of wall / freeze_graph's wall in the same round
-(robust to a machine whose load drifts between rounds). Checkpoints are bench_freeze.py's.
+(robust to a machine whose load drifts between rounds). Checkpoints are bench_freeze.py's;
+`iris` is `make demo`'s (models/iris_dnn.py: a small graph with constants to fold).
 """
 
 from __future__ import annotations
@@ -40,6 +41,18 @@ def run(cmd: list[str], env: dict, log: Path) -> tuple[float, float, float]:
         sys.exit(f"{' '.join(cmd)} failed:\n{log.read_text(errors='replace')[-2000:]}")
     _, user, system, rss = stats.read_text().split()[-4:]
     return wall, float(user) + float(system), int(rss) / 1024
+
+
+def model(cache: Path, case: str) -> Path:
+    """The checkpoint prefix of `case`, built on first use."""
+    if case != "iris":
+        return ensure_checkpoint(cache, case)
+    out = cache / "iris"
+    if not (out / "model.ckpt-200.index").exists():
+        subprocess.run([sys.executable, str(Path(__file__).resolve().parents[1] / "models" /
+                                            "iris_dnn.py"), "--out", str(out)],
+                       env=CHILD_ENV, check=True, capture_output=True)
+    return out / "model.ckpt-200"
 
 
 def tools(prefix: Path, out: Path, checkouts: dict, frozen: bool) -> dict:
@@ -73,7 +86,7 @@ def main() -> None:
     print("| case | tool | wall s | CPU s | peak RSS MB | wall / freeze_graph's |")
     print("|---|---|---|---|---|---|")
     for case in args.cases.split(","):
-        prefix = ensure_checkpoint(args.cache, case)
+        prefix = model(args.cache, case)
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
             found = tools(prefix, out, checkouts, args.frozen)

@@ -38,6 +38,19 @@ def test_broken_frozen_graph(other, freeze, tmp_path, name):
     assert_refused(result, tmp_path, "model.pb", phrase, f"'{node}'" if node else "")
 
 
+def test_constants_that_fail_as_they_run(other, freeze, tmp_path):
+    """An integer divided by zero, made of constants: constant folding leaves it (it was an
+    internal error there), and the reference run names the node."""
+    frozen = graph_pb2.GraphDef()
+    frozen.ParseFromString(other("frozen.pb").read_bytes())
+    broken_graphs.divide_by_zero(frozen)
+    model = tmp_path / "model.pb"
+    model.write_bytes(frozen.SerializeToString())
+    result = freeze("--graph", model, "--outputs", "probs", "-o", tmp_path / "out.pb")
+    assert_refused(result, tmp_path, "model.pb", "'zero_div'", "Integer division by zero",
+                   "--no-verify")
+
+
 @pytest.mark.parametrize("name,node,phrase", [
     ("cycle", "probs", "depends on itself"),
     ("calls_itself", "", "calls itself"),
