@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
-from graphfreeze.formats.tflite import aot, delegates, int8, text_ops
+from graphfreeze.formats.tflite import aot, delegates, flex, int8, text_ops
 from graphfreeze.formats.tflite.convert import convert, converter, learned_ranges, needs_litert
 from graphfreeze.formats.tflite.gaps import tflite_gaps
 from graphfreeze.formats.tflite.qat import float_ops, is_qat, kept_float
@@ -118,6 +118,7 @@ def run(state, options: TFLiteOptions):
     rest = float_ops(data) if qat and options.quantize == "int8" else []
     uncalibrated = float_ops(data) if model is not None and not options.keep_float and \
         needs_litert(state.graph_def, inputs) else []
+    data = flex.in_key_order(data)
     (local,) = state.files.workdir([state.output_path])
     with open(local, "wb") as f:
         f.write(data)
