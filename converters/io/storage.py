@@ -72,13 +72,13 @@ def read_bytes(path: str) -> bytes:
 def read_proto(path: str, message, split: dict):
     """Parse the binary proto file `path` into `message` (DecodeError if it is not one): a local
     file a few MB at a time (`proto.stream`: never the whole bytes and their parse at once)."""
-    if is_remote(path):
-        message.ParseFromString(read_bytes(path))
+    import stat
+
+    if is_remote(path) or not exists(path) or not stat.S_ISREG(os.stat(path).st_mode):
+        message.ParseFromString(read_bytes(path))  # (a pipe has no size to read up to)
         return message
     from graphfreeze.proto.stream import merge_file
 
-    if not exists(path):
-        raise InputError(f"{path}: file not found; check the path")
     try:
         return merge_file(message, path, split)
     except OSError as err:

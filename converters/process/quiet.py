@@ -68,18 +68,21 @@ class _QuietFinder:
     when that loader runs (a lookup alone, `importlib.util.find_spec` finding the C library's
     folder, imports nothing)."""
 
-    _finding = False
+    def __init__(self):
+        import threading
+
+        self._finding = threading.local()  # this thread's own lookup, under way
 
     def find_spec(self, name, path=None, target=None):
         import importlib.util
 
-        if name != "tensorflow" or self._finding:
+        if name != "tensorflow" or getattr(self._finding, "on", False):
             return None
-        self._finding = True
+        self._finding.on = True
         try:
             spec = importlib.util.find_spec(name)
         finally:
-            self._finding = False
+            self._finding.on = False
         if spec is not None and spec.loader is not None:
             spec.loader = _QuietLoader(spec.loader, self)
         return spec

@@ -5,10 +5,10 @@ into the message, gives the message a single parse gives (repeated fields append
 singular sub-message merged). So the file is read field by field and merged in chunks of about
 CHUNK bytes; a singular sub-message named in `split` (a MetaGraphDef's `graph_def`, a GraphDef's
 `library`) is itself read field by field, each chunk of its fields wrapped in its tag (so every
-field is parsed at the depth it has in the file: the same recursion limits); a field over a
-chunk (a weight) is read into a buffer of its own and merged alone. Parsing a 97 MB frozen graph
-then adds 1.14x its size to the process, not 2x (its bytes and their parse): `freeze inspect`
-of it peaks at 168 MB, not 241 MB.
+field is parsed at the depth it has in the file: the same recursion limits); a field over
+1 MB (a weight) is read into a buffer of its own, and one over a chunk merged alone. Parsing
+a 97 MB frozen graph then adds 1.14x its size to the process, not 2x (its bytes and their
+parse): `freeze inspect` of it peaks at 168 MB, not 241 MB.
 """
 
 from __future__ import annotations
@@ -58,6 +58,8 @@ class _Reader:
                 else:  # groups (deprecated) and invalid wire types: not a message we read
                     raise DecodeError(f"unsupported wire type {wire}")
                 length -= pos - start + count
+                if length < 0:  # (before reading it: a corrupt length is no allocation)
+                    raise DecodeError("a field runs past the end of its message")
                 if wire == 2 and count and tag >> 3 in split:
                     self.pos = pos
                     self.fields(count, split[tag >> 3], (*path, buf[start:tag_end]))
@@ -66,8 +68,6 @@ class _Reader:
                     self._add(path, self._take(pos - start + count))
         except IndexError:  # a varint past the end of the file
             raise DecodeError("truncated message") from None
-        if length < 0:
-            raise DecodeError("a field runs past the end of its message")
         if not path:
             self._flush()
 

@@ -93,10 +93,11 @@ def traced_graph(fn):
     the placeholder's unknown shape left unprobed)."""
     from tensorflow.python.ops import handle_data_util
 
+    variables = {id(v.handle) for v in fn.graph.variables}
     handles = {}
-    for _, inner in fn.graph.captures:
-        data = handle_data_util.get_resource_handle_data(inner) if inner.dtype.name == "resource" \
-            else None
+    for outer, inner in fn.graph.captures:
+        data = handle_data_util.get_resource_handle_data(inner) \
+            if id(outer) in variables else None  # (a table's handle is no variable)
         if data is not None and data.is_set and len(data.shape_and_type) == 1:
             handles[inner.op.name] = data.shape_and_type[0]
     graph_def = fn.graph.as_graph_def()

@@ -214,4 +214,3 @@ def test_two_first_calls_importing_numpy_at_once_both_run():
             assert calls[1].result(timeout=120).tolist() == [2.0, 2.0, 2.0]
         finally:
             child.close()
-

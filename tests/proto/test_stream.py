@@ -95,3 +95,39 @@ def test_the_peak_is_the_parse_not_the_bytes_and_the_parse(tmp_path):
                           text=True, cwd=Path(__file__).parents[2], check=True)
     nodes, grown_kib = map(int, done.stdout.split())
     assert nodes == 8 and grown_kib * 1024 < 1.3 * path.stat().st_size, grown_kib
+
+
+def test_a_corrupt_length_is_a_decode_error_not_an_allocation(tmp_path):
+    """A node claiming 2**62 bytes (a 10-byte file), and a weight cut short: DecodeError, before
+    any buffer of the claimed size (it was a MemoryError: an internal error)."""
+    path = tmp_path / "huge.pb"
+    path.write_bytes(bytes.fromhex("0affffffffffffffff3f"))
+    with pytest.raises(DecodeError):
+        merge_file(graph_pb2.GraphDef(), str(path), GRAPH_SPLIT)
+    graph = graph_pb2.GraphDef()
+    node = graph.node.add(name="w", op="Const")
+    node.attr["value"].tensor.tensor_content = bytes(3 << 20)
+    data = graph.SerializeToString()
+    path.write_bytes(data[:len(data) // 2])
+    with pytest.raises(DecodeError):
+        merge_file(graph_pb2.GraphDef(), str(path), GRAPH_SPLIT)
+
+
+def test_a_pipe_is_read_whole(other_samples, tmp_path):
+    """No size to read up to: a named pipe (or /dev/stdin) is parsed whole, not as empty."""
+    import os
+    import threading
+
+    from graphfreeze.io.storage import read_proto
+
+    data = (other_samples / "frozen.pb").read_bytes()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    try:
+        writer = threading.Thread(target=lambda: fifo.write_bytes(data))
+        writer.start()
+        graph = read_proto(str(fifo), graph_pb2.GraphDef(), GRAPH_SPLIT)
+        writer.join()
+    finally:
+        fifo.unlink()
+    assert graph == graph_pb2.GraphDef.FromString(data)

@@ -37,11 +37,10 @@ def const_protos_synced_once():
 
 @contextlib.contextmanager
 def loops_in_name_order():
-    """tf2onnx's loop rewriter finds a v1 while loop's variables (the consumers of its LoopCond)
-    and its Enter and Merge nodes as sets, and makes the ONNX Loop's carried values in their
-    order: two runs of one graph gave two files. Here it gets them in node-name order."""
-    from collections import OrderedDict
-
+    """tf2onnx's loop rewriter finds a v1 while loop's variables (state, scan and unneeded scan
+    ones: the consumers of its LoopCond) and its Enter and Merge nodes as sets, and makes the
+    ONNX Loop's carried values in their order: two runs of one graph gave two files. Here it
+    gets them in node-name order."""
     from tf2onnx.rewriter.loop_rewriter_base import LoopRewriterBase
 
     original, parse = LoopRewriterBase.find_subgraph, LoopRewriterBase._parse_loop_variables
@@ -51,10 +50,13 @@ def loops_in_name_order():
         return (nodes, sorted(enters, key=lambda n: n.name),
                 sorted(merges, key=lambda n: n.name))
 
-    def parse_loop_variables(self, context):  # (found as the consumers of a node: a set)
-        parse(self, context)
-        found = context.loop_properties.state_variables
-        context.loop_properties.state_variables = OrderedDict(sorted(found.items()))
+    def parse_loop_variables(self, context):  # (the consumers of its LoopCond: a set)
+        graph, consumers = self.g, self.g.find_output_consumers
+        graph.find_output_consumers = lambda name: sorted(consumers(name), key=lambda n: n.name)
+        try:
+            parse(self, context)
+        finally:
+            del graph.find_output_consumers  # (the instance's: the class's method again)
 
     LoopRewriterBase.find_subgraph = staticmethod(find_subgraph)
     LoopRewriterBase._parse_loop_variables = parse_loop_variables

@@ -1,9 +1,10 @@
 """Constant folding: evaluate once what depends only on constants, keep the frontier as Consts.
 
-Sizes are checked before anything runs: every candidate's outputs get their static shapes from
-graph/shapes (else TensorFlow's importer), and a node whose result is unknown in size, over MAX_FOLD_BYTES,
-grows its inputs past MAX_GROWTH_BYTES, or would take the run past MAX_FOLD_TOTAL stays an op
-(a `Fill` of 4 TiB is never materialised).
+Only what the kept nodes need is folded. Sizes are checked before anything runs: every
+candidate's outputs get their static shapes from graph/shapes (else TensorFlow's importer), and
+a node whose result is unknown in size, over MAX_FOLD_BYTES, grows its inputs past
+MAX_GROWTH_BYTES, or would take the run past MAX_FOLD_TOTAL stays an op (a `Fill` of 4 TiB is
+never materialised).
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from graphfreeze.graph.graphdefs import (
     GraphDef,
     extract,
     is_control,
+    reachable,
     replace_nodes,
     rewire,
     split_tensor,
     tensor_name,
     topo_order,
-    with_nodes,
 )
 from graphfreeze.graph.weights import attach
 from graphfreeze.proto.dtypes import RESOURCE, VARIANT, itemsize
@@ -63,16 +64,19 @@ def fold_constants(graph_def, keep: list[str], owned: bool = False, memo: dict |
     # A Const with control inputs may sit in a cond branch (its frame): it is not a free value.
     const = {n.name for n in graph_def.node
              if n.op == "Const" and not any(is_control(i) for i in n.input)}
-    candidates = _computable(order, const, lambda node: _foldable_op(node.op))
+    needed = reachable(graph_def, keep)
+    candidates = _computable(order, const,
+                             lambda node: node.name in needed and _foldable_op(node.op))
     if not candidates:
         return graph_def
-    read = {(k, 0) for k in keep if k in candidates}  # what nodes left as they are read
-    for node in graph_def.node:
-        if node.name not in candidates:
-            read.update(t for t in map(split_tensor, node.input) if t[0] in candidates and t[1] >= 0)
+    read = {(k, 0) for k in keep if k in candidates} | _read_by(
+        (n for n in graph_def.node if n.name in needed and n.name not in candidates), candidates)
+    # control inputs the sub-graph drops: a candidate waiting for another folds only with it
+    controls = {n.name: waits for n in order if n.name in candidates and
+                (waits := [i[1:] for i in n.input if is_control(i) and i[1:] not in const])}
     foldable, values = tensorflow_child.call(
         memo or {}, evaluate, _subgraph(graph_def, order, candidates, const),
-        [n.name for n in order if n.name in candidates], sorted(read))
+        [n.name for n in order if n.name in candidates], sorted(read), controls)
     if not values:
         return extract(graph_def, keep, owned=owned) if foldable else graph_def
     new_nodes, mapping = [], {}
@@ -85,12 +89,12 @@ def fold_constants(graph_def, keep: list[str], owned: bool = False, memo: dict |
     return extract(graph, keep, owned=True)
 
 
-def evaluate(sub, order: list[str], read: list[tuple[str, int]]):
+def evaluate(sub, order: list[str], read: list[tuple[str, int]], controls: dict):
     """(the nodes of `order` that fold, [((node, index), value)] for each of their outputs that
     `read` or an op left in `sub` reads), for `sub`: candidates (`order`, topologically) and the
-    Consts they read. Sizes come first, from static shapes: nothing big is evaluated. A run that
-    fails (an integer divided by zero, ...) folds nothing: the graph fails as it runs, as it
-    would have."""
+    Consts they read, without control edges (`controls`: the candidates each waits for). Sizes
+    come first, from static shapes: nothing big is evaluated. A run that fails (an integer
+    divided by zero, ...) folds nothing: the graph fails as it runs, as it would have."""
     from graphfreeze.graph.session import is_run_error, run_graph_def
 
     by_name = {n.name: n for n in sub.node}
@@ -98,11 +102,9 @@ def evaluate(sub, order: list[str], read: list[tuple[str, int]]):
     sizes = _sizes(sub)
     budget = [MAX_FOLD_TOTAL]
     foldable = _computable([by_name[n] for n in order], const,
-                           lambda node: _fits(node, sizes, budget))
-    wanted = {t for t in read if t[0] in foldable}
-    for node in sub.node:
-        if node.name not in foldable:
-            wanted.update(t for t in map(split_tensor, node.input) if t[0] in foldable)
+                           lambda node: _fits(node, sizes, budget), controls)
+    wanted = {t for t in read if t[0] in foldable} | \
+        _read_by((n for n in sub.node if n.name not in foldable), foldable)
     if not wanted:
         return foldable, []
     wanted = sorted(wanted)
@@ -115,14 +117,21 @@ def evaluate(sub, order: list[str], read: list[tuple[str, int]]):
     return foldable, list(zip(wanted, values, strict=True))
 
 
-def _computable(order, const: set[str], allowed) -> set[str]:
-    """Nodes (in topological `order`) `allowed` whose data and control inputs are all Consts or
-    such nodes themselves."""
+def _read_by(nodes, sources: set[str]) -> set[tuple[str, int]]:
+    """The outputs of `sources` that `nodes` read (as data)."""
+    return {t for node in nodes for t in map(split_tensor, node.input)
+            if t[0] in sources and t[1] >= 0}
+
+
+def _computable(order, const: set[str], allowed, controls: dict | None = None) -> set[str]:
+    """Nodes (in topological `order`) `allowed` whose data and control inputs (and the nodes
+    `controls` says they wait for) are all Consts or such nodes themselves."""
     done: set[str] = set()
     for node in order:
         if node.name in const or not node.input or \
                 any(i.startswith("^") and i[1:] not in const and i[1:] not in done
-                    for i in node.input):
+                    for i in node.input) or \
+                any(c not in done for c in (controls or {}).get(node.name, ())):
             continue
         data = [split_tensor(i)[0] for i in node.input if not is_control(i)]
         if data and all(d in const or d in done for d in data) and allowed(node):
@@ -145,15 +154,20 @@ def _fits(node, sizes: dict, budget: list[int]) -> bool:
 
 
 def _subgraph(graph_def, order, names: set[str], const: set[str]):
-    """The candidates and the Consts they read (in `order`), control edges dropped (values never
-    depend on them), with their held values (TensorFlow computes with them)."""
+    """The candidates and the Consts they read (in `order`), control edges and colocations
+    dropped (values never depend on them; they may name nodes left out), the function library
+    only if a node names a function, with their held values (TensorFlow computes with them)."""
     inputs = {split_tensor(i)[0] for n in order if n.name in names for i in n.input}
-    sub = with_nodes(graph_def, (n for n in order
-                                  if n.name in names or (n.name in inputs and n.name in const)))
+    sub = type(graph_def)()
+    sub.versions.CopyFrom(graph_def.versions)
+    sub.node.extend(n for n in order if n.name in names or (n.name in inputs and n.name in const))
     for node in sub.node:
         kept = [i for i in node.input if not is_control(i)]
         del node.input[:]
         node.input.extend(kept)
+        node.attr.pop("_class", None)
+    if any(a.func.name or a.list.func for n in sub.node for a in n.attr.values()):
+        sub.library.CopyFrom(graph_def.library)
     if HELD.get() is not None:
         attach(sub, HELD.get())
     return sub

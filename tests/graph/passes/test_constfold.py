@@ -108,3 +108,35 @@ def test_a_fold_that_fails_as_it_runs_folds_nothing(build, run):
     nodes = {n.name: n.op for n in folded.node}
     assert nodes["bad"] == "FloorDiv" and nodes["ok"] == "AddV2"
 
+
+
+def test_a_node_waiting_for_one_that_stays_stays_too(build):
+    """A control edge to a node too big to fold keeps its waiter an op (as before the fold moved
+    to the child, where the edge is not in the graph it sizes)."""
+    def model():
+        x = v1.placeholder(tf.float32, [None, 3], name="x")
+        big = tf.fill(tf.constant([1 << 20, 1 << 10], tf.int64), 1.0, name="big")
+        waits = tf.add(tf.constant(1.0), 1.0, name="waits")
+        tf.identity(x * waits + 0.0 * tf.reduce_sum(big), name="y")
+
+    graph = build(model)
+    next(n for n in graph.node if n.name == "waits").input.append("^big")
+    folded = fold_constants(graph, ["y", "x"])
+    nodes = {n.name: n for n in folded.node}
+    assert nodes["waits"].op == "AddV2" and "^big" in nodes["waits"].input
+
+
+def test_colocated_constants_fold(build, run):
+    """A `_class` colocation naming a node outside the folded part does not fail the fold."""
+    def model():
+        x = v1.placeholder(tf.float32, [None, 3], name="x")
+        with tf.compat.v1.colocate_with(x):
+            c = tf.add(tf.constant([1.0, 2.0, 3.0]), 1.0, name="c")
+        tf.identity(x * c, name="y")
+
+    graph = build(model)
+    assert any("_class" in n.attr for n in graph.node if n.name == "c")
+    folded = fold_constants(graph, ["y", "x"])
+    assert {n.name: n.op for n in folded.node}["c"] == "Const"
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(run(folded, {"x:0": x}, "y:0"), run(graph, {"x:0": x}, "y:0"))
