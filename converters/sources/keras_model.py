@@ -26,7 +26,7 @@ from graphfreeze.options import option
 from graphfreeze.plugins import Source
 from graphfreeze.sources import keras_objects
 from graphfreeze.sources.keras_config import check_keras_config, keras_writer, read_keras_config
-from graphfreeze.sources.keras_trace import trace, traced_graph
+from graphfreeze.sources.keras_trace import trace, variables_as_handles
 from graphfreeze.sources.tfmot_load import (
     has_cluster_training_weights,
     load_cluster_preserved,
@@ -239,7 +239,9 @@ class KerasSource(Source):
 
         model, notes = open_model(path, options.custom_objects, unsafe)
         fn, input_names, output_names = trace(model, path)
-        graph_def = traced_graph(fn)
+        graph_def = fn.graph.as_graph_def()
+        counts = op_counts(graph_def, functions=True)  # (the traced graph's, as Keras made it)
+        variables_as_handles(fn, graph_def)
 
         def tensors(names, specs):
             return [{"name": f"{n}:0", "dtype": t.dtype.name,
@@ -252,7 +254,7 @@ class KerasSource(Source):
         return {"size_bytes": total_size([path]), "keras": notes, "variables": weights,
                 "signatures": [], "inputs": tensors(input_names, fn.inputs[:len(input_names)]),
                 "outputs": tensors(output_names, fn.outputs), "flags": {},
-                "op_counts": op_counts(fn.graph.as_graph_def(), functions=True), "graph": graph_def,
+                "op_counts": counts, "graph": graph_def,
                 "gap_outputs": [t.op.name for t in fn.outputs]}
 
 

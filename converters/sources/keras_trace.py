@@ -86,8 +86,8 @@ def _input_name(tensor, i: int) -> str:
     return name.split(":")[0].split("/")[0]
 
 
-def traced_graph(fn):
-    """The traced function's GraphDef with each captured variable's placeholder made the
+def variables_as_handles(fn, graph_def) -> None:
+    """Make each captured variable's placeholder in `graph_def` (the traced function's) the
     VarHandleOp it stands for (its dtype and shape, from the handle's data): so TensorFlow's
     shape inference knows what its reads give (inspect's probes of MatMul and the like, which
     the placeholder's unknown shape left unprobed)."""
@@ -100,7 +100,6 @@ def traced_graph(fn):
             if id(outer) in variables else None  # (a table's handle is no variable)
         if data is not None and data.is_set and len(data.shape_and_type) == 1:
             handles[inner.op.name] = data.shape_and_type[0]
-    graph_def = fn.graph.as_graph_def()
     for node in graph_def.node:
         found = handles.get(node.name)
         if found is not None and node.op == "Placeholder":
@@ -111,4 +110,3 @@ def traced_graph(fn):
             node.attr["shared_name"].s = node.name.encode()
             node.attr["container"].s = b""
             node.attr["allowed_devices"].list.SetInParent()
-    return graph_def
