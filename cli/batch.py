@@ -20,7 +20,8 @@ from graphfreeze_cli.cache import cache_option
               help="Worker processes (default: what cores and memory allow).")
 @cache_option
 @click.option("--no-cache", is_flag=True, help="Convert everything; read and write no cache.")
-@click.option("--shard", metavar="K/N", help="Take shard K of N (stable, by job name).")
+@click.option("--shard", metavar="K/N", callback=lambda ctx, param, value: _shard(value),
+              help="Take shard K of N (stable, by job name).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="S",
               help="Stop a job after S seconds.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first failed job.")
@@ -92,6 +93,20 @@ def _resources(values: tuple[str, ...]) -> dict[str, float]:
                                      "tensorflow=1", param_hint="--resource")
         out[name] = value
     return out
+
+
+def _shard(text: str | None) -> str | None:
+    """`--shard K/N`, checked as the options are read (a usage error, exit 2)."""
+    from graphfreeze.batch.jobs import parse_shard
+    from graphfreeze.errors import ConfigError
+
+    try:
+        if text:
+            parse_shard(text)
+    except ConfigError as err:
+        raise click.BadParameter(f"{text!r}: write it as K/N with 1 <= K <= N, e.g. 1/4",
+                                 param_hint="--shard") from err
+    return text
 
 
 def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, executor, address,

@@ -97,7 +97,8 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     paths = outputs.output_paths(request.output, plans, source.stem(request.source, options))
     sidecars = {t: p + ".json" for t, p in paths.items()}
     outputs.check(plans, paths, [*sidecars.values(), *outputs.beside(plans, paths)],
-                  [request.source, *source.files(request.source, options)], request.force,
+                  [request.source, *source.files(request.source, options),
+                   *source.kept(request.source, options)], request.force,
                   "-o" if request.flags else "output")  # (a manifest's out_dir, the API's)
     return Prepared(request, registry, source, options, plans, paths, sidecars)
 

@@ -151,6 +151,11 @@ class Source:
 
         return [full for full, _ in storage.tree_files(path.rstrip("/") or path)]
 
+    def kept(self, path: str, options) -> list[str]:
+        """Files of the model a load does not read but a run must never replace (default:
+        none)."""
+        return []
+
 
 class Session:
     """An artifact opened in its format's runtime (`Format.open`): what verification (`run`),

@@ -132,6 +132,21 @@ def test_prepare_refuses_the_input_as_output(other, registry):
                 registry)
 
 
+def test_the_folders_state_file_is_kept_when_the_prefix_is_given(sample, tmp_path):
+    """`freeze --ckpt model.ckpt-200 -o checkpoint --force` in the model's folder would replace
+    the `checkpoint` state file training and `tf.train.latest_checkpoint` read: refused (exit
+    4), the file untouched."""
+    folder = sample("iris")
+    state = (folder / "checkpoint").read_bytes()
+    done = subprocess.run([sys.executable, "-m", "graphfreeze_cli.main", "--ckpt",
+                           "model.ckpt-200", "--outputs", "probs", "--no-verify", "-o",
+                           "checkpoint", "--force"], cwd=folder, capture_output=True, text=True)
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.strip() == \
+        "error: checkpoint: is a file of the input model; choose another -o"
+    assert (folder / "checkpoint").read_bytes() == state
+
+
 def test_a_folder_holding_the_model_is_refused_as_output(sample, tmp_path):
     """`freeze --target server -o FOLDER --force` with the model inside FOLDER: the SavedModel
     would replace the folder and the model with it. Refused (exit 4) from the model's folder,

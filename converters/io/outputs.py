@@ -52,12 +52,12 @@ def check(plans: list[TargetPlan], paths: dict[str, str], others: list[str], inp
     """Refuse the artifacts' `paths` and the `others` written with them (sidecars, files beside)
     when one is or holds an input file, when an artifact that is a file would replace an
     existing folder, or as `storage.check_writable` does (`flag`: what named the paths)."""
-    given = {_real(p) for p in inputs}
+    given = dict.fromkeys(_real(p) for p in inputs)  # (in order: the source named first)
     folders = {p.target.name for p in plans if p.folder}
     for path in [*paths.values(), *others]:
         if (real := _real(path)) in given:
             raise OutputError(f"{path}: is a file of the input model; choose another {flag}")
-        inside = next((i for i in sorted(given) if i.startswith(real.rstrip("/") + "/")), None)
+        inside = next((i for i in given if i.startswith(real.rstrip("/") + "/")), None)
         if inside:  # (a folder artifact replaces the folder: the model would go with it)
             raise OutputError(f"{path}: holds the input model ({inside}); choose another {flag}")
     for target, path in paths.items():

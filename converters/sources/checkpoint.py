@@ -276,6 +276,13 @@ class CheckpointSource(Source):
         return [*ckpt, found.meta,
                 *([state] if storage.isdir(path.rstrip("/")) and storage.exists(state) else [])]
 
+    def kept(self, path: str, options: CheckpointOptions) -> list[str]:
+        """The folder's state file, read by tf.train.latest_checkpoint and training's next save
+        (not by a load of a prefix)."""
+        state = storage.join(storage.dirname(locate(path, options.meta, options.step).prefix),
+                             "checkpoint")
+        return [state] if storage.exists(state) else []
+
     def scan(self, path: str, options: CheckpointOptions) -> list[InputError]:
         """The meta graph (validated as it is read), as a SavedModel's: host ops, assets; and the
         V2 checkpoint whole (its index read, each data shard as long as the index says)."""
