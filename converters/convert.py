@@ -106,6 +106,10 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
 def initial_state(request: Request, model, memo: dict | None = None) -> State:
     where = model.graph_file
     wanted = list(request.outputs) or model.default_outputs or []
+    if not getattr(model, "validated", True):  # (sources/base.LoadedModel) what the run reads
+        from graphfreeze.graph.checks.validate import check_graph_def
+
+        check_graph_def(model.graph_def, where, [*wanted, *request.inputs] if wanted else None)
     if not wanted:
         likely = names.likely_outputs(model.graph_def)
         listed = ", ".join(likely) if likely else "none found"

@@ -4,8 +4,9 @@
 
 BREAKS maps a name to (break function, node the error must name, phrase it must hold). A break
 function edits a copy of the frozen graph models/other_sources.py writes (x -> dropout ->
-MatMul `dense/kernel` -> `add` -> `probs`) in place; the recursion breaks first add a real
-library function made by TensorFlow (`with_function`). The script writes OUT_DIR/<name>.pb.
+MatMul `dense/kernel` -> `add` -> `probs`) in place, in a part `probs` needs (a conversion
+validates no more); the recursion breaks first add a real library function made by TensorFlow
+(`with_function`). The script writes OUT_DIR/<name>.pb.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ def node(graph_def, name: str):
 
 def with_function(graph_def) -> str:
     """Add `double` (a tf.function's FunctionDef) to the library and a `twice` node calling it on
-    `probs` through PartitionedCall; returns the function's name."""
+    `probs`' input through PartitionedCall, which `probs` waits for; returns the function's
+    name."""
     import tensorflow as tf
 
     @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
@@ -31,7 +33,9 @@ def with_function(graph_def) -> str:
 
     fdef = double.get_concrete_function().function_def
     graph_def.library.function.add().CopyFrom(fdef)
-    call = graph_def.node.add(name="twice", op="PartitionedCall", input=["probs"])
+    call = graph_def.node.add(name="twice", op="PartitionedCall",
+                              input=[node(graph_def, "probs").input[0]])
+    node(graph_def, "probs").input.append("^twice")  # (a break the outputs need)
     call.attr["Tin"].list.type.append(tf.float32.as_datatype_enum)
     call.attr["Tout"].list.type.append(tf.float32.as_datatype_enum)
     call.attr["f"].func.name = fdef.signature.name
@@ -71,7 +75,7 @@ def _const(graph_def, name: str, shape: list[int], content: bytes = b"", floats=
 
 
 def _fill(graph_def) -> None:
-    """`probs` + 0 * sum(Fill([2**40, 4], 1.0)): structurally fine, 16 TiB if ever run."""
+    """`probs` waiting for Fill([2**40, 4], 1.0): structurally fine, 16 TiB if ever run."""
     dims = graph_def.node.add(name="huge/dims", op="Const")
     dims.attr["dtype"].type = 9  # int64
     dims.attr["value"].tensor.dtype = 9
@@ -81,6 +85,7 @@ def _fill(graph_def) -> None:
     fill = graph_def.node.add(name="huge", op="Fill", input=["huge/dims", "huge/value"])
     fill.attr["T"].type = 1
     fill.attr["index_type"].type = 9
+    node(graph_def, "probs").input.append("^huge")
 
 
 def divide_by_zero(graph_def) -> None:
@@ -141,7 +146,8 @@ BREAKS = {
                       "dense/kernel", "40 bytes of content but shape [4, 3]"),
     "const_dtype": (lambda g: setattr(node(g, "dense/bias").attr["dtype"], "type", 3),
                     "dense/bias", "holds a DT_FLOAT value but says dtype DT_INT32"),
-    "const_splat": (lambda g: _const(g, "zeros", [2**40, 4], floats=[0.0]), "zeros",
+    "const_splat": (lambda g: _const(g, "zeros", [2**40, 4], floats=[0.0]) or
+                    node(g, "probs").input.append("^zeros"), "zeros",
                     "more than any graph file can hold"),
     "unknown_op": (lambda g: setattr(node(g, "probs"), "op", "FancySoftmax"), "probs",
                    "op 'FancySoftmax'"),

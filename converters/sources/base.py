@@ -52,6 +52,8 @@ class LoadedModel(Protocol):
         """Run `graph_def` (a pruned copy of the original) with variables restored."""
 
     # Optional: `release()` lets the graph go (graph_def None after it); see `release` below.
+    # Optional: `validated = False`: the source left graph_def unvalidated (a big training
+    # graph), so the run validates the part its outputs and inputs need before reading it.
 
 
 def release(model) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.graph.checks.validate import check_graph_def
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
 from graphfreeze.graph.ops import VARIABLE_OPS
 from graphfreeze.io import storage
@@ -34,13 +35,15 @@ READ_GROUP_BYTES = 16 * 2**20  # per RestoreV2 call: few calls, little held twic
 
 
 def saver_variables(meta, where: str = "the meta graph") -> dict[str, VariableSpec]:
-    """Variable node -> checkpoint key and slice, read off the graph's own restore ops; a restore
-    op whose key, slice or dtype lists are shorter than its outputs used is an InputError."""
+    """Variable node -> checkpoint key and slice, read off the graph's own restore ops (validated
+    first); a restore op whose key, slice or dtype lists are shorter than its outputs used is an
+    InputError."""
     graph_def = meta.graph_def
     by_name = nodes_by_name(graph_def)
     specs: dict[str, VariableSpec] = {}
     listed: dict[str, tuple[list[str], list[str]]] = {}
     root = split_tensor(meta.saver_def.restore_op_name)[0] if meta.HasField("saver_def") else ""
+    check_graph_def(graph_def, where, [root] if root in by_name else None)  # what is read here
     restore_nodes = reachable(graph_def, [root]) if root in by_name else set(by_name)
     for name in sorted(restore_nodes):
         node = by_name[name]
@@ -120,8 +123,9 @@ class CheckpointModel:
         self.location = path
         self.prefix = files.prefix
         self.graph_file = files.meta
-        self.meta_graph = read_meta_graph(files.meta)
+        self.meta_graph = read_meta_graph(files.meta, check=False)
         self.graph_def = self.meta_graph.graph_def
+        self.validated = False  # (but for the saver's part): the run checks what it needs
         self.variables = saver_variables(self.meta_graph, files.meta)
         self.default_inputs = self.default_outputs = None  # the user names them
         self.notes: dict = {}

@@ -139,8 +139,9 @@ def _check_v1_shards(prefix: str, files: list[str]) -> None:
             raise InputError(f"{name}: checkpoint shard missing; copy all {total} shards")
 
 
-def read_meta_graph(path: str):
-    """Parse a MetaGraphDef (binary or text); devices cleared."""
+def read_meta_graph(path: str, check: bool = True):
+    """Parse a MetaGraphDef (binary or text); devices cleared; validated (`check`), else the
+    caller validates what it reads."""
     from google.protobuf import message, text_format
     from graphfreeze.proto.stream import META_GRAPH_SPLIT
     from graphfreeze.proto.tf import meta_graph_pb2
@@ -160,7 +161,8 @@ def read_meta_graph(path: str):
                          "pass the right file with --meta PATH")
     for node in meta.graph_def.node:
         node.device = ""
-    check_graph_def(meta.graph_def, path)
+    if check:
+        check_graph_def(meta.graph_def, path)
     return meta
 
 

@@ -87,8 +87,9 @@ def failed_run(graph_file: str, err: BaseException) -> InputError:
                       f"inputs{at} ({reason}); fix the model, or pass --no-verify")
 
 
-def read_graph_def(path: str):
-    """Parse a GraphDef from `.pb` (binary) or `.pbtxt` (text); devices cleared."""
+def read_graph_def(path: str, check: bool = True):
+    """Parse a GraphDef from `.pb` (binary) or `.pbtxt` (text); devices cleared; validated
+    (`check`), else the caller validates what it reads."""
     from google.protobuf import message, text_format
     from graphfreeze.proto.stream import GRAPH_SPLIT
     from graphfreeze.proto.tf import graph_pb2
@@ -106,7 +107,8 @@ def read_graph_def(path: str):
     if not graph_def.node:
         raise InputError(f"{path}: holds no graph nodes; the file is truncated or not a frozen "
                          "graph")
-    check_graph_def(graph_def, path)
+    if check:
+        check_graph_def(graph_def, path)
     for node in graph_def.node:
         node.device = ""
     return graph_def
@@ -126,7 +128,9 @@ class FrozenGraphSource(Source):
         return re.sub(r"\.(pb|pbtxt)$", "", path) + ".optimized"
 
     def load(self, path: str, options, unsafe: bool) -> FrozenModel:
-        return FrozenModel(path, path, read_graph_def(path))
+        model = FrozenModel(path, path, read_graph_def(path, check=False))
+        model.validated = False  # the run checks what it needs
+        return model
 
     def scan(self, path: str, options) -> list[InputError]:
         """Host ops in the graph (graph/checks/safety.py), once it parses and validates."""

@@ -4,7 +4,11 @@ crashes on them) sees the graph."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
+import subprocess
+import sys
 
 import pytest
 from tensorflow.core.framework import graph_pb2
@@ -36,6 +40,26 @@ def test_broken_frozen_graph(other, freeze, tmp_path, name):
     model.write_bytes(broken_graphs.broken(frozen, name).SerializeToString())
     result = freeze("--graph", model, "--outputs", "probs", "-o", tmp_path / "out.pb")
     assert_refused(result, tmp_path, "model.pb", phrase, f"'{node}'" if node else "")
+
+
+@pytest.mark.parametrize("name", ["const_splat", "calls_itself"])
+def test_a_break_the_outputs_do_not_need(other, tmp_path, name):
+    """A conversion validates what its outputs need: a break elsewhere in the file (a splat
+    Const, a recursive function nothing calls) is dropped with the rest, and the artifact is
+    verified; `freeze scan` of the file still names it."""
+    frozen = graph_pb2.GraphDef()
+    frozen.ParseFromString(other("frozen.pb").read_bytes())
+    graph_def = broken_graphs.broken(frozen, name)
+    probs = next(n for n in graph_def.node if n.name == "probs")
+    probs.input[:] = [i for i in probs.input if not i.startswith("^")]  # not needed
+    (tmp_path / "model.pb").write_bytes(graph_def.SerializeToString())
+    run = functools.partial(subprocess.run, cwd=tmp_path, capture_output=True, text=True)
+    done = run([sys.executable, "-m", "graphfreeze_cli.main", "model.pb", "--outputs", "probs",
+                "-o", "out.pb"])
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "out.pb.json").read_text())["verification"]["passed"]
+    scanned = run([sys.executable, "-m", "graphfreeze_cli.main", "scan", "model.pb"])
+    assert scanned.returncode != 0 and broken_graphs.BREAKS[name][2] in scanned.stdout, scanned
 
 
 def test_constants_that_fail_as_they_run(other, freeze, tmp_path):

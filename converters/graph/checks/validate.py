@@ -15,34 +15,53 @@ from graphfreeze.errors import InputError
 from graphfreeze.graph.checks.loops import FIX as _FIX
 from graphfreeze.graph.checks.loops import check_cycles, check_recursion
 from graphfreeze.graph.checks.validate_inputs import check_inputs, inputs_in_order, node_at
-from graphfreeze.graph.checks.validate_values import check_const, check_sizes, type_name
-from graphfreeze.graph.graphdefs import function_names_used
+from graphfreeze.graph.checks.validate_values import check_const_once, check_sizes, type_name
+from graphfreeze.graph.graphdefs import function_names_used, reachable
 from graphfreeze.graph.op_libraries import op_def_of
-from graphfreeze.graph.ops import WEIGHT_ATTR
 
 _FIELDS = {"string": "s", "int": "i", "float": "f", "bool": "b", "type": "type",
            "shape": "shape", "tensor": "tensor", "func": "func"}
 
 
-def check_graph_def(graph_def, where: str) -> None:
-    """Raise InputError for the first structural fault in `graph_def` (read from `where`)."""
+def check_graph_def(graph_def, where: str, roots: list[str] | None = None) -> None:
+    """Raise InputError for the first structural fault in `graph_def` (read from `where`); with
+    `roots` (node names), only in the nodes they depend on and the functions those call: what a
+    run keeping them reads (a conversion checks no more of a training graph than it uses)."""
     _check_versions(graph_def.versions, where)
     funcs = {f.signature.name: f for f in graph_def.library.function}
     ops = _OpDefs(funcs)
+    if roots is None:
+        _check_functions(funcs, funcs, ops, where)
+        _check_body(graph_def.node, ops, where, "")
+        return
+    if len({node.name for node in graph_def.node}) < len(graph_def.node):
+        _check_names(list(graph_def.node), where, "")  # (which node a name means is unclear)
+    needed = reachable(graph_def, roots)
+    called = _check_body([n for n in graph_def.node if n.name in needed], ops, where, "")
+    _check_functions(funcs, called, ops, where)
+
+
+def _check_functions(funcs: dict, names, ops: _OpDefs, where: str) -> None:
+    """Check the library functions `names` and those they call: bodies, returns, recursion."""
     calls = {}  # function -> the library functions it calls
-    for name, func in funcs.items():
+    todo = list(names)[::-1]  # (in the order given)
+    while todo:
+        name = todo.pop()
+        if name in calls:
+            continue
+        func = funcs[name]
         args = {a.name for a in func.signature.input_arg}
         calls[name] = _check_body(func.node_def, ops, where, f"function '{name}', ", args)
-        names, outs = args | {n.name for n in func.node_def}, [a.name for a in func.signature.output_arg]
+        todo.extend(calls[name])
+        known, outs = args | {n.name for n in func.node_def}, [a.name for a in func.signature.output_arg]
         if set(func.ret) != set(outs):
             raise InputError(f"{where}: function '{name}' returns {sorted(func.ret)} but declares "
                              f"outputs {outs}; {_FIX}")
         for key, ref in func.ret.items():
-            if ref.split(":")[0] not in names:
+            if ref.split(":")[0] not in known:
                 raise InputError(f"{where}: function '{name}' returns '{ref}' as '{key}', but it "
                                  f"has no such node or argument; {_FIX}")
     check_recursion(calls, where)
-    _check_body(graph_def.node, ops, where, "")
 
 
 def _check_versions(versions, where: str) -> None:
@@ -219,7 +238,7 @@ def _check_body(nodes, ops: _OpDefs, where: str, scope: str, args: set | None = 
                 if name in funcs:
                     called.add(name)
         if op_type == "Const":
-            _check_const(node, is_call, consts, where, scope)
+            check_const_once(node, is_call, consts, where, scope)
         op_of[node_name] = op
         outputs[node_name] = op.output_counts(node)
     if not inputs_in_order(nodes, names, op_of, outputs, where, scope, args):
@@ -228,36 +247,6 @@ def _check_body(nodes, ops: _OpDefs, where: str, scope: str, args: set | None = 
     if args is None:
         check_sizes(nodes, by_name, where)
     return sorted(called)
-
-
-_NUMBERS = frozenset((1, 2, 3, 4, 5, 6, 8, 9, 10, 14, 17, 18, 19, 22, 23))  # fixed-size dtypes
-_SMALL = 1024  # elements of a Const remembered by its bytes
-
-
-def _check_const(node, is_call: bool, passed: set, where: str, scope: str) -> None:
-    """check_const, once per small value (shapes and scalars repeat in a graph): the value's
-    bytes and dtype remembered once it passes. Not for a big value (no copy of weights)."""
-    attrs = node.attr
-    if WEIGHT_ATTR in attrs:  # marks a value graphfreeze holds apart (graph/weights.py)
-        raise InputError(f"{node_at(where, scope, node)} has attr '{WEIGHT_ATTR}', which "
-                         "graphfreeze reserves; re-export the graph without it")
-    if is_call or "value" not in attrs:  # (not the Const op, or check_const explains)
-        return check_const(node, node_at(where, scope, node))
-    value = attrs["value"]
-    tensor = value.tensor
-    count = 1 if tensor.dtype in _NUMBERS else _SMALL + 1
-    for dim in tensor.tensor_shape.dim:
-        count *= dim.size
-        if not 0 <= count <= _SMALL:
-            break
-    key = None
-    if 0 <= count <= _SMALL:
-        key = (attrs["dtype"].type if "dtype" in attrs else None, value.SerializeToString())
-        if key in passed:
-            return
-    check_const(node, node_at(where, scope, node))
-    if key is not None:
-        passed.add(key)
 
 
 def _check_names(nodes, where: str, scope: str) -> None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.graph.checks.validate_inputs import node_at
 from graphfreeze.graph.graphdefs import split_tensor
-from graphfreeze.graph.ops import PLACEHOLDER_OPS, VARIABLE_OPS
+from graphfreeze.graph.ops import PLACEHOLDER_OPS, VARIABLE_OPS, WEIGHT_ATTR
 
 MAX_CONST_BYTES = 2 << 30  # a real Const fits the 2 GiB protobuf; splats expand on import
 MAX_TENSOR_BYTES = 16 << 30  # a placeholder, or a tensor made from a constant shape
@@ -191,3 +192,33 @@ def _unshaped_variables(graph_def):
                 node.attr["shape"].shape.Clear()
                 node.attr["shape"].shape.unknown_rank = True
     return trial
+
+
+_NUMBERS = frozenset((1, 2, 3, 4, 5, 6, 8, 9, 10, 14, 17, 18, 19, 22, 23))  # fixed-size dtypes
+_SMALL = 1024  # elements of a Const remembered by its bytes
+
+
+def check_const_once(node, is_call: bool, passed: set, where: str, scope: str) -> None:
+    """check_const, once per small value (shapes and scalars repeat in a graph): the value's
+    bytes and dtype remembered once it passes. Not for a big value (no copy of weights)."""
+    attrs = node.attr
+    if WEIGHT_ATTR in attrs:  # marks a value graphfreeze holds apart (graph/weights.py)
+        raise InputError(f"{node_at(where, scope, node)} has attr '{WEIGHT_ATTR}', which "
+                         "graphfreeze reserves; re-export the graph without it")
+    if is_call or "value" not in attrs:  # (not the Const op, or check_const explains)
+        return check_const(node, node_at(where, scope, node))
+    value = attrs["value"]
+    tensor = value.tensor
+    count = 1 if tensor.dtype in _NUMBERS else _SMALL + 1
+    for dim in tensor.tensor_shape.dim:
+        count *= dim.size
+        if not 0 <= count <= _SMALL:
+            break
+    key = None
+    if 0 <= count <= _SMALL:
+        key = (attrs["dtype"].type if "dtype" in attrs else None, value.SerializeToString())
+        if key in passed:
+            return
+    check_const(node, node_at(where, scope, node))
+    if key is not None:
+        passed.add(key)

@@ -52,12 +52,25 @@ def assert_refused(graph_def, where: str, node: str, phrase: str, check=None) ->
     return line
 
 
+@pytest.mark.parametrize("roots", [None, ["probs"]], ids=["whole", "what probs needs"])
 @pytest.mark.parametrize("name", sorted(broken_graphs.BREAKS))
-def test_broken_frozen_graph(other_samples, name):
+def test_broken_frozen_graph(other_samples, name, roots):
+    """Every break, found by the whole check and by the check of what the outputs need (each
+    break is in that part; a name used twice or a version anywhere is the whole graph's)."""
     _, node, phrase = broken_graphs.BREAKS[name]
     line = assert_refused(broken_graphs.broken(frozen_graph(other_samples), name), "model.pb",
-                          node, phrase)
+                          node, phrase, lambda g, where: check_graph_def(g, where, roots))
     assert "fix" in line or "re-export" in line or "upgrade" in line
+
+
+def test_only_what_the_roots_need_is_checked(other_samples):
+    graph_def = broken_graphs.broken(frozen_graph(other_samples), "calls_itself")
+    probs = next(n for n in graph_def.node if n.name == "probs")
+    del probs.input[-1]  # probs no longer waits for the recursive call
+    check_graph_def(graph_def, "model.pb", ["probs"])
+    assert_refused(graph_def, "model.pb", "", "calls itself")
+    assert_refused(graph_def, "model.pb", "", "calls itself",
+                   lambda g, where: check_graph_def(g, where, ["twice"]))
 
 
 def test_the_function_the_recursion_cases_start_from_is_fine(other_samples):
