@@ -35,12 +35,12 @@ def make_const(name: str, value, dtype=None) -> node_def_pb2.NodeDef:
     return node
 
 
-def set_value(node, value: np.ndarray) -> None:
+def set_value(node, value: np.ndarray, own: bool = False) -> None:
     """A Const node's value: held apart when Weights are held and it is a big number array
-    (graph/weights.py), else in its tensor."""
+    (graph/weights.py; `own`: nothing else holds its memory), else in its tensor."""
     held = HELD.get()
     if held is not None and value.dtype.kind in "biufc" and value.size >= BIG_CONST_ELEMENTS:
-        held.hold(node, value)
+        held.hold(node, value, own)
     else:
         set_tensor(node.attr["value"].tensor, value)
 

@@ -61,7 +61,7 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
         elif node.name in dtypes and node.op == "Const":
             consts[node.name] = node
     for name, value in read(sorted(consts)):
-        set_value(consts[name], value)  # held apart if big and Weights are held
+        set_value(consts[name], value, own=True)  # held apart if big and Weights are held
         del value
     return frozen
 

@@ -1,7 +1,7 @@
 """A frozen graph's weights held apart from its GraphDef, from the freeze to the export.
 
 upb (protobuf's Python runtime) frees a message's memory only with the whole message: weights
-that a pass replaces (fold_batch_norms' new convolution weights) or copies stay in memory as
+that a pass replaces (fold_batch_norms' scaled convolution weights) or copies stay in memory as
 long as the graph does. So the variables `freeze_variables` reads are held here instead, as
 numpy arrays, each freed once no graph node names it: their Const nodes keep their dtype and
 shape and an attr (`consts.WEIGHT_ATTR`; refused in a model file: graph/checks/validate)
@@ -30,19 +30,37 @@ class Weights:
     def __init__(self, arrays: dict | None = None):
         self.arrays: dict[str, np.ndarray] = dict(arrays or {})
         self.shared = False  # a state a later target starts from holds them: copy, never edit
+        self._own: set[str] = set()  # keys whose memory only their array holds (see `own`)
 
-    def hold(self, node, value: np.ndarray) -> None:
-        """Make `node` a Const of `value` held here (its tensor: dtype and shape only)."""
+    def hold(self, node, value: np.ndarray, own: bool = False) -> None:
+        """Make `node` a Const of `value` held here (its tensor: dtype and shape only); `own`:
+        nothing else holds `value`'s memory (a fresh read), so a pass may edit it in place."""
         key = f"w{next(_KEYS)}"
         value = value.view()
         value.flags.writeable = False
         self.arrays[key] = value
+        if own:
+            self._own.add(key)
         set_tensor(node.attr["value"].tensor, value, content=False)
         node.attr["dtype"].type = node.attr["value"].tensor.dtype
         node.attr[WEIGHT_ATTR].s = key.encode()
 
     def value(self, node) -> np.ndarray:
         return self.arrays[node.attr[WEIGHT_ATTR].s.decode()]
+
+    def editable(self, node) -> np.ndarray | None:
+        """`node`'s value, writable, for a pass that replaces `node` (its only reader) by a
+        Const of the edited value: when these Weights own its memory; else None."""
+        key = node.attr[WEIGHT_ATTR].s.decode() if WEIGHT_ATTR in node.attr else None
+        if self.shared or key not in self._own:
+            return None
+        value = self.arrays[key].view()
+        try:
+            value.flags.writeable = True
+        except ValueError:  # (read-only memory: bytes)
+            return None
+        self._own.discard(key)  # (the edited value is held under the new node's key)
+        return value
 
     def release(self, node) -> None:
         """`node` is gone from the graph being built: its value may be freed now."""

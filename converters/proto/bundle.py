@@ -126,7 +126,7 @@ class Bundle:
                 raise BundleError(f"{path}: {size} bytes, and {self.index} places tensors up to "
                                   f"byte {end} in it")
 
-    def raw(self, name: str) -> bytes:
+    def raw(self, name: str) -> bytes | bytearray:
         """The bytes of tensor `name` as stored (strings: with their length prefixes)."""
         entry = self.entries[name]
         if entry.sliced:
@@ -151,8 +151,8 @@ class Bundle:
 
         entry = self.entries[name]
         data = self.raw(name)
-        if entry.dtype == dtypes.STRING:
-            values, crc = _strings(data, entry, self.shard_file(entry.shard))
+        if entry.dtype == dtypes.STRING:  # (its elements as bytes)
+            values, crc = _strings(bytes(data), entry, self.shard_file(entry.shard))
             self._verify(entry, crc)
             return values
         self._verify(entry, crc32c(data))
@@ -197,7 +197,7 @@ def _strings(data: bytes, entry: Entry, path: str):
     return out.reshape(entry.shape), crc
 
 
-def _read_range(path: str, offset: int, size: int) -> bytes:
+def _read_range(path: str, offset: int, size: int) -> bytes | bytearray:
     from graphfreeze.io import storage
     from graphfreeze.io.paths import gfile, is_remote
 
@@ -210,4 +210,6 @@ def _read_range(path: str, offset: int, size: int) -> bytes:
     with open(path, "rb") as f:  # no more than the file holds: read(n) allocates n bytes first
         size = min(size, max(os.fstat(f.fileno()).st_size - offset, 0))
         f.seek(offset)
-        return f.read(size)
+        data = bytearray(size)  # (writable: a graph pass may edit the value in place)
+        del data[f.readinto(data):]
+        return data

@@ -36,13 +36,21 @@ def _table() -> list[int]:
 _TABLE = _table()
 
 
-def crc32c(data: bytes, crc: int = 0) -> int:
+_CRC_PIECE = 1 << 20
+
+
+def crc32c(data: bytes | bytearray, crc: int = 0) -> int:
     """CRC-32C (Castagnoli) of `data`, extending `crc` (google-crc32c's C code when installed)."""
     try:
         import google_crc32c
     except ImportError:
         return _crc32c_python(data, crc)
-    return google_crc32c.extend(crc, bytes(data)) if crc else google_crc32c.value(bytes(data))
+    if isinstance(data, bytes):
+        return google_crc32c.extend(crc, data)
+    view = memoryview(data)  # (it takes bytes only: a writable buffer a piece at a time)
+    for start in range(0, len(view), _CRC_PIECE):
+        crc = google_crc32c.extend(crc, bytes(view[start:start + _CRC_PIECE]))
+    return crc
 
 
 def masked(crc: int) -> int:

@@ -12,11 +12,13 @@ def run(state, _options):
     from graphfreeze.graph.inputs import inference_subgraph
     from graphfreeze.graph.variables import variables_to_constants
     from graphfreeze.graph.weights import Weights, held
+    from graphfreeze.process import memory
     from graphfreeze.sources.base import release
 
     graph_def = inference_subgraph(state.model.graph_def, state.keep, state.inputs)
-    if state.release_source:
+    if state.release_source:  # its memory back to the OS before the weights come in
         release(state.model)
+        memory.release()
     dtypes = {n.name: n.attr["dtype"].type for n in graph_def.node if n.op in VARIABLE_OPS}
     state.model.check_variables(sorted(dtypes))
     sizes = []

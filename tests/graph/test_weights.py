@@ -107,6 +107,22 @@ def test_weights_a_kept_state_shares_are_copied_before_they_change():
     assert weights.owned() is not weights and mine.owned() is mine
 
 
+def test_only_a_fresh_read_no_kept_state_shares_is_edited_in_place():
+    weights = Weights()
+    fresh = np.frombuffer(bytearray(8192), np.float32)
+    node = _held_node(weights, fresh)
+    assert weights.editable(node) is None  # held without `own`: another may hold its memory
+    weights.hold(node, fresh, own=True)
+    weights.shared = True  # a later target's state holds it too
+    assert weights.editable(node) is None and weights.owned().editable(node) is None
+    weights.shared = False
+    value = weights.editable(node)
+    value += 1  # the one writer, once: then it is the new node's
+    assert weights.value(node)[0] == 1 and weights.editable(node) is None
+    weights.hold(node, np.frombuffer(bytes(8192), np.float32), own=True)
+    assert weights.editable(node) is None  # read-only memory
+
+
 def test_a_plugin_pass_gets_the_values_in_its_graph():
     weights = Weights()
     graph = graph_pb2.GraphDef()
@@ -130,16 +146,18 @@ def wide_dir(wide, tmp_path_factory):
 
 
 def test_freezing_holds_the_weights_about_once(wide_dir):
-    """The android run of the checkpoint's `probs` peaks at most 1.6x the frozen graph's size
-    above the same run of an output that needs no weights (it was 3x: the weights copied by
-    strip_training and replaced by fold_batch_norms inside the graph's protobuf)."""
+    """The android run of the checkpoint's `probs` peaks at most 1.15x the frozen graph's size
+    above the same run of an output that needs no weights (1.03x: each weight read once into
+    memory fold_batch_norms then scales in place; it was 3x with the weights copied by
+    strip_training and replaced by fold_batch_norms inside the graph's protobuf, 1.33x with
+    each folded layer a new array)."""
     base = freeze_peak_mb(["--ckpt", "model.ckpt-200", "--outputs", "mean", "--no-verify",
                            "-o", "mean.pb"], wide_dir)
     peak = freeze_peak_mb(["--ckpt", "model.ckpt-200", "--outputs", "probs", "--no-verify",
                            "-o", "probs.pb"], wide_dir)
     size = (wide_dir / "probs.pb").stat().st_size / 2**20
     assert size > 40
-    assert peak - base < 1.6 * size, (peak, base, size)
+    assert peak - base < 1.15 * size, (peak, base, size)
 
 
 def test_freezing_a_frozen_graph_peaks_under_three_times_its_size(wide_dir):
@@ -184,6 +202,31 @@ def test_targets_sharing_the_frozen_graph_write_the_same_graph(wide_dir, targets
     alone = (wide_dir / "alone.pb").read_bytes()
     assert (wide_dir / out / "model.ckpt-200.pb").read_bytes() == alone
     assert (wide_dir / out / "model.ckpt-200.savedmodel" / "saved_model.pb").exists()
+
+
+def test_a_fold_in_place_leaves_the_state_another_target_shares(wide_dir, tmp_path):
+    """android folds its batch norms into the weights in place; server, with no fold, starts
+    from the state both share (after strip_training): its SavedModel is the one it writes
+    alone, in either order."""
+    from graphfreeze.convert import Request, convert
+
+    plain = {"server": {"passes": ("remove_identities",)}}
+    source = str(wide_dir / "model.ckpt-200")
+    for targets in (("android", "server"), ("server", "android")):
+        out = tmp_path / "-".join(targets)
+        convert(Request(source=source, outputs=("probs",), targets=targets, verify=False,
+                        output=f"{out}/", target_options=plain))
+    convert(Request(source=source, outputs=("probs",), targets=("server",), verify=False,
+                    output=str(tmp_path / "alone"), target_options=plain))
+    files = {}
+    for name in ("android-server", "server-android", "alone"):
+        folder = tmp_path / name / "model.ckpt-200.savedmodel" if name != "alone" else \
+            tmp_path / "alone"
+        files[name] = {p.relative_to(folder): p.read_bytes()
+                       for p in folder.rglob("*") if p.is_file()}
+    assert files["android-server"] == files["alone"] == files["server-android"]
+    assert (tmp_path / "android-server" / "model.ckpt-200.pb").read_bytes() == \
+        (tmp_path / "server-android" / "model.ckpt-200.pb").read_bytes()
 
 
 def test_a_model_carrying_the_reserved_attr_is_refused(tmp_path):

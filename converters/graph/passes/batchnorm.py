@@ -55,7 +55,7 @@ def _fold_sweep(graph_def, keep: set[str]):
     for node in graph_def.node:
         if node.name in gone:
             continue
-        replacement = _fold_node(node, by_name, users, keep)
+        replacement = _fold_node(node, by_name, users, keep, gone)
         if replacement is None:
             continue
         nodes, drop = replacement
@@ -79,8 +79,9 @@ def _fold_sweep(graph_def, keep: set[str]):
     return out
 
 
-def _fold_node(node, by_name, users, keep):
-    """(new nodes, names they replace besides `node`) for one fold, or None."""
+def _fold_node(node, by_name, users, keep, gone: set):
+    """(new nodes, names they replace besides `node`) for one fold, or None (also when it
+    overlaps a fold made in this sweep, the `gone` nodes: before any weight is edited)."""
     if node.op in BN_OPS:
         scale_shift = _bn_scale_shift(node, by_name, users)
     elif node.op in ("Mul", "Add", "AddV2", "BiasAdd"):
@@ -93,8 +94,10 @@ def _fold_node(node, by_name, users, keep):
     layer = _layer_below(by_name, users, x, keep)
     if layer is not None and node.op == "BiasAdd" and layer[1] is None:
         return None  # already the canonical layer + BiasAdd
+    if layer is not None and gone & {node.name, *layer[2]}:
+        return None  # next sweep
     if layer is not None:
-        replacement = _fold_into_layer(node.name, by_name, layer, scale, shift)
+        replacement = _fold_into_layer(node.name, by_name, users, layer, scale, shift)
         if replacement is not None:
             return replacement, layer[2]
     if node.op not in BN_OPS:
@@ -186,7 +189,7 @@ def _layer_below(by_name, users, tensor, keep):
     return node, bias, drop
 
 
-def _fold_into_layer(out_name, by_name, layer, scale, shift):
+def _fold_into_layer(out_name, by_name, users, layer, scale, shift):
     node, bias, _ = layer
     weights = const_value(by_name, node.input[1])
     channels = _out_channels(node, weights)
@@ -197,13 +200,15 @@ def _fold_into_layer(out_name, by_name, layer, scale, shift):
     dtype = weights.dtype
     scale_w = scale.astype(dtype)  # multiply in the weights' own precision, as TF does
     if node.op == "Conv2D":
-        new_w = weights * scale_w.reshape(1, 1, 1, -1)
+        scale_w = scale_w.reshape(1, 1, 1, -1)
     elif node.op == "DepthwiseConv2dNative":
-        new_w = weights * scale_w.reshape(1, 1, weights.shape[2], weights.shape[3])
-    elif node.attr["transpose_b"].b:
-        new_w = weights * scale_w.reshape(-1, 1)
+        scale_w = scale_w.reshape(1, 1, weights.shape[2], weights.shape[3])
     else:
-        new_w = weights * scale_w.reshape(1, -1)
+        scale_w = scale_w.reshape(-1, 1) if node.attr["transpose_b"].b else scale_w.reshape(1, -1)
+    src = by_name[split_tensor(node.input[1])[0]]  # (the sweep frees it if this layer is all)
+    mine = HELD.get().editable(src) if HELD.get() is not None and src.op == "Const" and \
+        len(users.get(src.name, ())) == 1 else None
+    new_w = np.multiply(weights, scale_w, out=mine)  # in place: no second copy of the layer
     old_b = const_value(by_name, bias.input[1]).astype(np.float64) if bias is not None else 0.0
     new_b = old_b * scale + shift
     layer = type(node)()
