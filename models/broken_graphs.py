@@ -131,6 +131,7 @@ BREAKS = {
     "missing_input": (_set_input("probs", 0, "dense/nowhere"), "probs",
                       "no node 'dense/nowhere'"),
     "output_index": (_set_input("probs", 0, "add:7"), "probs", "has 1 output"),
+    "unicode_index": (_set_input("probs", 0, "add:²"), "probs", "no node 'add:²'"),
     "missing_control": (lambda g: node(g, "probs").input.append("^gone"), "probs",
                         "waits for 'gone'"),
     "data_after_control": (lambda g: node(g, "add").input.insert(0, "^x"), "add",

@@ -64,7 +64,8 @@ def prepare_jobs(specs: list[JobSpec], registry) -> list[Job]:
 def parse_shard(text: str) -> tuple[int, int]:
     """'K/N' -> (K, N), 1 <= K <= N."""
     k, sep, n = text.partition("/")
-    if not sep or not k.isdigit() or not n.isdigit() or not 1 <= int(k) <= int(n):
+    if not sep or not (k + n).isascii() or not k.isdigit() or not n.isdigit() or \
+            not 1 <= int(k) <= int(n):
         raise ConfigError(f"--shard {text}: write it as K/N with 1 <= K <= N, e.g. 1/4")
     return int(k), int(n)
 

@@ -18,7 +18,7 @@ def split_tensor(name: str) -> tuple[str, int]:
     if name.startswith("^"):
         return name[1:], -1
     node, sep, index = name.rpartition(":")
-    if sep and index.isdigit():
+    if sep and index.isascii() and index.isdigit():  # (as TensorFlow parses it: not '²')
         return node, int(index)
     return name, 0
 

@@ -40,14 +40,15 @@ def _checkpoint_values(graph_def, values):
 
 
 def variables_to_constants(graph_def, dtypes: dict[str, int],
-                           read: Callable[[list[str]], Iterable[tuple[str, np.ndarray]]]
-                           ) -> graph_pb2.GraphDef:
+                           read: Callable[[list[str]], Iterable[tuple[str, np.ndarray]]],
+                           own: bool = False) -> graph_pb2.GraphDef:
     """Replace each variable node named in `dtypes` by a Const holding its value.
 
     `graph_def` is owned: edited in place, and returned itself when it has no variable. The
     graph is rewired first (without TensorFlow where `variable_readers` can: the same edits);
     then the constants get their real values from `read(names)`, which yields (name, value) a
-    few at a time, so little is held twice.
+    few at a time, so little is held twice; `own`: nothing else holds those arrays (a pass may
+    edit them in place, graph/weights.py).
     """
     for node in graph_def.node:
         if node.op == "Variable":  # the pre-V2 op has the same attrs
@@ -61,7 +62,7 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
         elif node.name in dtypes and node.op == "Const":
             consts[node.name] = node
     for name, value in read(sorted(consts)):
-        set_value(consts[name], value, own=True)  # held apart if big and Weights are held
+        set_value(consts[name], value, own)  # held apart if big and Weights are held
         del value
     return frozen
 

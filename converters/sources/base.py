@@ -54,6 +54,8 @@ class LoadedModel(Protocol):
     # Optional: `release()` lets the graph go (graph_def None after it); see `release` below.
     # Optional: `validated = False`: the source left graph_def unvalidated (a big training
     # graph), so the run validates the part its outputs and inputs need before reading it.
+    # Optional: `values_owned = True`: read_variables yields fresh arrays nothing else holds
+    # (a graph pass may then edit them in place: graph/weights.Weights.editable).
 
 
 def release(model) -> None:

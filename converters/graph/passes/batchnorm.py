@@ -59,13 +59,11 @@ def _fold_sweep(graph_def, keep: set[str]):
         if replacement is None:
             continue
         nodes, drop = replacement
-        if gone & {node.name, *drop}:
-            continue  # overlaps a fold made in this sweep: next sweep
         gone |= {node.name, *drop}
         for old in drop:  # the replaced layer's own weights, if nothing else reads them
             for inp in by_name[old].input[1:]:
                 src = split_tensor(inp)[0]
-                if by_name[src].op == "Const" and len(users.get(src, ())) == 1:
+                if _sole_const(by_name[src], users, keep):
                     gone.add(src)
                     if held is not None:  # freed now, not after the sweep
                         held.release(by_name[src])
@@ -97,7 +95,8 @@ def _fold_node(node, by_name, users, keep, gone: set):
     if layer is not None and gone & {node.name, *layer[2]}:
         return None  # next sweep
     if layer is not None:
-        replacement = _fold_into_layer(node.name, by_name, users, layer, scale, shift)
+        replacement = _fold_into_layer(node.name, by_name, layer, scale, shift,
+                                       lambda src: _sole_const(src, users, keep))
         if replacement is not None:
             return replacement, layer[2]
     if node.op not in BN_OPS:
@@ -189,7 +188,12 @@ def _layer_below(by_name, users, tensor, keep):
     return node, bias, drop
 
 
-def _fold_into_layer(out_name, by_name, users, layer, scale, shift):
+def _sole_const(node, users, keep) -> bool:
+    """A Const the fold's layer alone reads: the sweep drops it (and may edit it in place)."""
+    return node.op == "Const" and len(users.get(node.name, ())) == 1 and node.name not in keep
+
+
+def _fold_into_layer(out_name, by_name, layer, scale, shift, sole):
     node, bias, _ = layer
     weights = const_value(by_name, node.input[1])
     channels = _out_channels(node, weights)
@@ -206,8 +210,7 @@ def _fold_into_layer(out_name, by_name, users, layer, scale, shift):
     else:
         scale_w = scale_w.reshape(-1, 1) if node.attr["transpose_b"].b else scale_w.reshape(1, -1)
     src = by_name[split_tensor(node.input[1])[0]]  # (the sweep frees it if this layer is all)
-    mine = HELD.get().editable(src) if HELD.get() is not None and src.op == "Const" and \
-        len(users.get(src.name, ())) == 1 else None
+    mine = HELD.get().editable(src) if HELD.get() is not None and sole(src) else None
     new_w = np.multiply(weights, scale_w, out=mine)  # in place: no second copy of the layer
     old_b = const_value(by_name, bias.input[1]).astype(np.float64) if bias is not None else 0.0
     new_b = old_b * scale + shift

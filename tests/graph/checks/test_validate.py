@@ -63,6 +63,23 @@ def test_broken_frozen_graph(other_samples, name, roots):
     assert "fix" in line or "re-export" in line or "upgrade" in line
 
 
+def test_a_function_named_in_any_func_attr_is_checked(other_samples):
+    """A function kept because a node names it in an attr of its own (`_hidden`, not a call)
+    is checked: the passes keep every function a func attr names."""
+    graph_def = frozen_graph(other_samples)
+    name = broken_graphs.with_function(graph_def)
+    twice = next(n for n in graph_def.node if n.name == "twice")
+    twice.op = "Identity"  # no call any more: the function is named by `_hidden` alone
+    for attr in ("Tin", "Tout", "f"):
+        del twice.attr[attr]
+    twice.attr["T"].type = 1
+    twice.attr["_hidden"].func.name = name
+    body = graph_def.library.function[0]
+    body.node_def.add(name="again", op=name, input=[body.signature.input_arg[0].name])
+    assert_refused(graph_def, "model.pb", "", "calls itself",
+                   lambda g, where: check_graph_def(g, where, ["probs"]))
+
+
 def test_only_what_the_roots_need_is_checked(other_samples):
     graph_def = broken_graphs.broken(frozen_graph(other_samples), "calls_itself")
     probs = next(n for n in graph_def.node if n.name == "probs")

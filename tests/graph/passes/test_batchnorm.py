@@ -105,3 +105,38 @@ def test_global_normalization_batch_norm_folds(build, run, after, scaled):
     x = rng.normal(size=(2, 6, 6, 3)).astype(np.float32)
     np.testing.assert_allclose(run(folded, {"x:0": x}, "y:0"), run(graph, {"x:0": x}, "y:0"),
                                atol=1e-5)
+
+
+def test_a_weight_the_user_keeps_stays_as_it_was(build, run):
+    """`--outputs w,y` with `w` the conv's weights: the fold makes new weights and keeps `w`
+    unchanged (it dropped it: a KeyError), held apart and owned or not."""
+    from graphfreeze.graph.consts import node_value
+    from graphfreeze.graph.weights import Weights, held
+
+    def model():
+        x = v1.placeholder(tf.float32, [None, 6, 6, 3], name="x")
+        w = tf.identity(tf.constant(rng.normal(size=(3, 3, 3, 4)).astype(np.float32)), name="w")
+        gamma, beta, mean, var = stats(4)
+        y, *_ = tf.raw_ops.FusedBatchNormV3(x=tf.nn.conv2d(x, w, 1, "SAME"), scale=gamma,
+                                            offset=beta, mean=mean, variance=var,
+                                            epsilon=1e-3, is_training=False)
+        tf.identity(y, name="y")
+
+    graph = build(model)
+    graph = fold_constants(graph, ["y", "x", "w"])  # (w: the Identity over its Const)
+    w_before = run(graph, {"x:0": np.zeros((1, 6, 6, 3), np.float32)}, "w:0")
+    for own in (False, True):
+        weights = Weights()
+        with held(weights):
+            source = type(graph)()
+            source.CopyFrom(graph)
+            for node in source.node:  # the weights held apart, as a checkpoint's are
+                if node.op == "Const" and node.attr["value"].tensor.tensor_content:
+                    value = np.array(node_value(node))
+                    weights.hold(node, value, own=own)
+            folded = fold_batch_norms(source, ["y", "x", "w"])
+        assert "FusedBatchNormV3" not in op_counts(folded)
+        w_node = next(n for n in folded.node if n.name == "w")
+        assert w_node.op == "Const"
+        with held(weights):
+            np.testing.assert_array_equal(node_value(w_node), w_before)
