@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from graphfreeze.batch import baseline as baselib
 
 from .test_batch import cli, put, report_of
@@ -43,8 +44,15 @@ tolerance = 1e-12
 """
 
 
+def cache_of(ws: Path) -> Path:
+    """The workspace's batch cache, in the folder every pytest-xdist worker of this run shares
+    (conftest's _shared): a worker that converts the workspace after another gets cache hits."""
+    return (ws.parent.parent if os.environ.get("PYTEST_XDIST_WORKER") else ws.parent) / \
+        "baseline-cache"
+
+
 def run_batch(ws: Path, *args, manifest: str = "models.toml", env: dict | None = None):
-    cache = ws.parent / "shared-cache"
+    cache = cache_of(ws)
     if env is None:
         return cli(ws, "batch", manifest, "--jobs", "2", "--cache", cache, *args)
     old = dict(os.environ)
@@ -66,7 +74,8 @@ def converted(samples, other_samples, tmp_path_factory):
         put(ws, other_samples, "tf2_savedmodel")
         (ws / "models.toml").write_text(MANIFEST)
         (ws / "strict.toml").write_text(STRICT)
-    done = run_batch(ws)
+    with FileLock(f"{cache_of(ws)}.lock"):  # one worker converts, the other waits for its hits
+        done = run_batch(ws)
     assert done.returncode == 0, done.stdout + done.stderr
     return ws, report_of(ws / "dist")
 
@@ -248,7 +257,7 @@ def test_cached_run_with_baseline_is_fast_without_tensorflow(converted, edited_b
 
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-c", code, "batch", "models.toml", "--cache",
-                           str(ws.parent / "shared-cache"), "--baseline", edited_baseline,
+                           str(cache_of(ws)), "--baseline", edited_baseline,
                            "--fail-on", "size > +50%"], cwd=ws, capture_output=True, text=True,
                           timeout=120)
     seconds = time.monotonic() - start

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.batch.executors.test_ray_executor import NAMES, digests, freeze_batch, workspace
+from tests.batch.executors.test_ray_executor import NAMES, converted_locally, digests, freeze_batch, workspace
 from tests.gcs_emulator import GcsEmulator
 from tests.ray_cluster import RayCluster
 
@@ -57,11 +57,9 @@ def cluster(gcs):
 
 @pytest.fixture(scope="module")
 def local(samples, tmp_path_factory):
-    """The manifest converted by `--executor local`: its folder."""
-    folder = workspace(samples, tmp_path_factory.mktemp("local"))
-    done = freeze_batch(folder, "--executor", "local", "--jobs", "2")
-    assert done.returncode == 0, done.stderr
-    return folder
+    """The manifest converted by `--executor local`: its folder (shared with
+    tests/batch/executors/test_ray_executor.py: the same run)."""
+    return converted_locally(samples, tmp_path_factory)
 
 
 def on_cluster(cluster, gcs, folder, **kwargs):

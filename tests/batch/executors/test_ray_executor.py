@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import _once, _shared
+
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="needs ray")
 
 FREEZE = str(Path(sys.executable).with_name("freeze"))
@@ -65,15 +67,26 @@ def processes_naming(text: str) -> list[str]:
     return [line for line in done.stdout.splitlines() if text in line]
 
 
+def converted_locally(samples: Path, tmp_path_factory) -> Path:
+    """The manifest converted by the CLI with `--executor local --jobs 2`: its folder, made once
+    per test run by the first pytest-xdist worker that needs it (here and in
+    tests/e2e/test_ray_cluster.py; the others wait, then reuse it). Read-only use."""
+
+    def build(folder: Path) -> None:
+        workspace(samples, folder)
+        done = freeze_batch(folder, "--executor", "local", "--jobs", "2")
+        assert done.returncode == 0, done.stderr
+
+    return _once(_shared(tmp_path_factory, "ray-local"), build)
+
+
 @pytest.fixture(scope="module")
 def runs(samples, tmp_path_factory):
-    """The manifest converted with --executor local and with --executor ray, each by the CLI;
-    the Ray run with TMPDIR set by the user to a folder of this test's (short: Ray's sockets
-    live in it). (local folder, ray folder, ray's CompletedProcess, TMPDIR, what ran there
-    after)."""
-    local = workspace(samples, tmp_path_factory.mktemp("local"))
-    done = freeze_batch(local, "--executor", "local", "--jobs", "2")
-    assert done.returncode == 0, done.stderr
+    """The manifest converted with --executor local (converted_locally) and with --executor ray,
+    each by the CLI; the Ray run with TMPDIR set by the user to a folder of this test's (short:
+    Ray's sockets live in it). (local folder, ray folder, ray's CompletedProcess, TMPDIR, what
+    ran there after)."""
+    local = converted_locally(samples, tmp_path_factory)
     on_ray = workspace(samples, tmp_path_factory.mktemp("ray"))
     user_tmp = Path(tempfile.mkdtemp(prefix="gfr-", dir="/tmp"))
     try:
