@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from filelock import FileLock
+
+from tests.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -39,9 +40,17 @@ def _once(folder: Path, build) -> Path:
     return folder
 
 
+# this worker's model builds: each `python models/SCRIPT ARGS` in a process of its own, forked by
+# a server that imported TensorFlow once (tests/model_server.py)
+_BUILDS = ModelServer()
+
+
 def _run(script: str, *args) -> None:
-    subprocess.run([sys.executable, str(ROOT / "models" / script), *map(str, args)], check=True,
-                   capture_output=True)
+    _BUILDS.run(ROOT / "models" / script, *args)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _BUILDS.close()
 
 
 def _built(tmp_path_factory, script: str, name: str) -> Path:
