@@ -45,8 +45,8 @@ def _once(folder: Path, build) -> Path:
 _BUILDS = ModelServer()
 
 
-def _run(script: str, *args) -> None:
-    _BUILDS.run(ROOT / "models" / script, *args)
+def _run(script: str, *args, cwd: Path | None = None) -> None:
+    _BUILDS.run(ROOT / "models" / script, *args, cwd=cwd)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -23,7 +23,8 @@ BUILD_SECONDS = 1800  # no model builds for longer
 
 
 class ModelServer:
-    """run(script, *args): the script run to the end, or RuntimeError with its output."""
+    """run(script, *args, cwd=None): the script run to the end (in cwd, default the caller's),
+    or RuntimeError with its output."""
 
     def __init__(self):
         self._process: subprocess.Popen | None = None
@@ -36,11 +37,11 @@ class ModelServer:
                                              text=True)
         return self._process
 
-    def run(self, script: Path, *args) -> None:
+    def run(self, script: Path, *args, cwd: Path | None = None) -> None:
         with self._lock, tempfile.TemporaryDirectory(prefix="gfbuild-") as folder:
             log = Path(folder) / "log"
             process = self._start()
-            request = {"argv": [str(script), *map(str, args)], "cwd": os.getcwd(),
+            request = {"argv": [str(script), *map(str, args)], "cwd": str(cwd or os.getcwd()),
                        "env": dict(os.environ), "log": str(log)}
             process.stdin.write(json.dumps(request) + "\n")
             process.stdin.flush()

@@ -6,11 +6,11 @@ with a TFOpLambda calling `tf.print` or `tf.io.write_file` is refused in one lin
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import _run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,8 +27,7 @@ def test_tfoplambda_vision_models_convert(zoo, freeze, tmp_path, name):
 @pytest.fixture(scope="module")
 def refused_models(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("vision_refused")
-    subprocess.run([sys.executable, str(ROOT / "models" / "zoo_vision.py"), "refused", str(out)],
-                   check=True, capture_output=True, cwd=ROOT / "models")
+    _run("zoo_vision.py", "refused", out, cwd=ROOT / "models")
     return out
 
 

@@ -5,22 +5,19 @@ A scaling check, not a timed one: only the ratio is asserted."""
 from __future__ import annotations
 
 import gc
-import subprocess
-import sys
 import time
 
 import pytest
 from tensorflow.core.framework import graph_pb2
 
-from tests.conftest import ROOT
+from tests.conftest import _run
 
 
 @pytest.fixture(scope="module")
 def chains(tmp_path_factory):
     """models/chains.py's graphs of 200, 2,500 and 20,000 nodes."""
     out = tmp_path_factory.mktemp("chains")
-    subprocess.run([sys.executable, str(ROOT / "models" / "chains.py"), str(out), "--sizes",
-                    "200,2500,20000"], check=True, capture_output=True)
+    _run("chains.py", out, "--sizes", "200,2500,20000")
     return out
 
 
