@@ -19,7 +19,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-BUILD_SECONDS = 1800  # no model builds for longer
+BUILD_SECONDS = 600  # no model build takes longer: a fork that hangs is run afresh
 
 
 class ModelServer:
@@ -34,7 +34,7 @@ class ModelServer:
         if self._process is None or self._process.poll() is not None:
             self._process = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE,
                                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                             text=True)
+                                             text=True, start_new_session=True)
         return self._process
 
     def run(self, script: Path, *args, cwd: Path | None = None) -> None:
@@ -47,18 +47,26 @@ class ModelServer:
             process.stdin.flush()
             ready = select.select([process.stdout], [], [], BUILD_SECONDS)[0]
             line = process.stdout.readline() if ready else ""
-            if not line:
-                self.close()
-                raise RuntimeError(f"the model server gave no answer for {request['argv']}")
+            if not line:  # (a fork of a process with TensorFlow's threads may hang): afresh
+                self.close(kill=True)
+                done = subprocess.run([sys.executable, *request["argv"]], cwd=request["cwd"],
+                                      capture_output=True, text=True)
+                if done.returncode:
+                    raise RuntimeError(f"{' '.join(request['argv'])} exited {done.returncode}:\n"
+                                       f"{(done.stdout + done.stderr)[-5000:]}")
+                return
             code = json.loads(line)
             if code != 0:
                 text = log.read_text(errors="replace") if log.exists() else ""
                 raise RuntimeError(f"{' '.join(request['argv'])} exited {code}:\n{text[-5000:]}")
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
         process, self._process = self._process, None
         if process is None:
             return
+        if kill:  # the server and the build it forked
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, 9)
         with contextlib.suppress(OSError):
             process.stdin.close()  # the server ends at EOF
         try:
