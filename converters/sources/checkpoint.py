@@ -118,6 +118,7 @@ class CheckpointModel:
 
     kind = "checkpoint"
     values_owned = True  # each read_variables value is a fresh array (a read or RestoreV2's copy)
+    validated = False  # (but for the saver's part, by saver_variables): the run checks the rest
 
     def __init__(self, path: str, meta: str | None = None, step: int | None = None):
         files = locate(path, meta, step)
@@ -126,7 +127,6 @@ class CheckpointModel:
         self.graph_file = files.meta
         self.meta_graph = read_meta_graph(files.meta, check=False)
         self.graph_def = self.meta_graph.graph_def
-        self.validated = False  # (but for the saver's part): the run checks what it needs
         self.variables = saver_variables(self.meta_graph, files.meta)
         self.default_inputs = self.default_outputs = None  # the user names them
         self.notes: dict = {}

@@ -22,8 +22,10 @@ class FrozenModel:
 
     kind = "frozen_graph"
 
-    def __init__(self, location: str, graph_file: str, graph_def, inputs=None, outputs=None):
+    def __init__(self, location: str, graph_file: str, graph_def, inputs=None, outputs=None,
+                 validated: bool = True):
         self.location = location
+        self.validated = validated  # False: a file read unvalidated; the run checks what it needs
         self.graph_file = graph_file
         self.graph_def = graph_def
         self.variables: dict = {}
@@ -128,9 +130,7 @@ class FrozenGraphSource(Source):
         return re.sub(r"\.(pb|pbtxt)$", "", path) + ".optimized"
 
     def load(self, path: str, options, unsafe: bool) -> FrozenModel:
-        model = FrozenModel(path, path, read_graph_def(path, check=False))
-        model.validated = False  # the run checks what it needs
-        return model
+        return FrozenModel(path, path, read_graph_def(path, check=False), validated=False)
 
     def scan(self, path: str, options) -> list[InputError]:
         """Host ops in the graph (graph/checks/safety.py), once it parses and validates."""
