@@ -9,7 +9,8 @@ telemetry are off (when imported after graphfreeze).
 
 import os
 import sys
-from importlib.metadata import PackageNotFoundError, version
+
+__version__ = "0.1.0"  # the package's version (pyproject.toml reads it: declared once)
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -21,8 +22,3 @@ sys.modules.setdefault("openvino_telemetry", None)
 # when imported (and keeps a session file and a database); this switch, read then, stops it.
 # Set whatever the caller's environment says: nothing graphfreeze runs reaches the network.
 os.environ["ORT_DISABLE_TELEMETRY"] = "1"
-
-try:
-    __version__ = version("graphfreeze")
-except PackageNotFoundError:  # running from a source tree without install
-    __version__ = "0.0.0+unknown"

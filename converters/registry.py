@@ -44,6 +44,7 @@ class Registry:
         self._pending: dict[str, list] = {kind: [] for kind in GROUPS}  # loaders not yet run
         self._loading: set[str] = set()
         self._homes: dict[tuple[str, str], str] = {}  # (kind, target/stage) -> its format
+        self._entry_points = None  # every installed package's, read once (a scan of them all)
 
     @classmethod
     def default(cls, plugins: bool = True) -> Registry:
@@ -89,10 +90,12 @@ class Registry:
 
     def _plugins(self, kind: str) -> None:
         """`kind`'s entry points (a plugin format's targets too), loaded when used."""
-        for ep in metadata.entry_points(group=GROUPS[kind]):
+        if self._entry_points is None:
+            self._entry_points = metadata.entry_points()
+        for ep in self._entry_points.select(group=GROUPS[kind]):
             self.add(kind, ep.name, ep, provider_of(ep))
         if kind == "target":
-            for ep in metadata.entry_points(group=GROUPS["format"]):
+            for ep in self._entry_points.select(group=GROUPS["format"]):
                 self.add_targets(ep.module, provider_of(ep), ep.name)
 
     def _table(self, kind: str) -> dict[str, tuple[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 import heapq
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from contextlib import contextmanager
 from typing import Any
@@ -115,31 +115,34 @@ def copied(message):
     return copy
 
 
-def with_nodes(graph_def, nodes: Iterable[NodeDef]) -> GraphDef:
-    """A GraphDef with the same versions and library as `graph_def` but the given nodes."""
+def with_nodes(graph_def, nodes: Iterable[NodeDef], functions: set[str] | None = None) -> GraphDef:
+    """A GraphDef with the same versions and library as `graph_def` but the given nodes; only
+    the library's `functions` (and their gradients) if given (none copied to be dropped)."""
     out = type(graph_def)()
     out.versions.CopyFrom(graph_def.versions)
-    out.library.CopyFrom(graph_def.library)
+    library = graph_def.library
+    if functions is None:
+        out.library.CopyFrom(library)
+    else:
+        out.library.function.extend(f for f in library.function if f.signature.name in functions)
+        out.library.gradient.extend(g for g in library.gradient if g.function_name in functions)
+        out.library.registered_gradients.extend(library.registered_gradients)
     out.node.extend(nodes)
     return out
 
 
 def extract(graph_def, roots: Iterable[str], stop_at: Iterable[str] = (),
             owned: bool = False) -> GraphDef:
-    """The subgraph `roots` depend on, functions the kept nodes don't use dropped.
-
-    Returns `graph_def` itself when nothing goes; with `owned=True` (the caller just built it)
-    unreachable nodes are deleted in place instead of copying the rest.
-    """
+    """The subgraph `roots` depend on, functions the kept nodes don't use dropped: `graph_def`
+    itself when nothing goes; with `owned=True` (the caller just built it) edited in place."""
     keep = reachable(graph_def, roots, stop_at)
-    if len(keep) == len(graph_def.node):
-        return prune_functions(graph_def, owned)
-    if owned:
+    if owned or len(keep) == len(graph_def.node):
         for i in reversed([i for i, n in enumerate(graph_def.node) if n.name not in keep]):
             del graph_def.node[i]
-        return prune_functions(graph_def, owned=True)
-    kept = with_nodes(graph_def, (n for n in graph_def.node if n.name in keep))
-    return prune_functions(kept, owned=True)
+        return prune_functions(graph_def, owned)
+    nodes = [n for n in graph_def.node if n.name in keep]
+    funcs = {f.signature.name: f for f in graph_def.library.function}
+    return with_nodes(graph_def, nodes, functions_reached(funcs, nodes))
 
 
 def rewire(graph_def, mapping: dict[str, str], drop: set[str] = frozenset(),
@@ -230,9 +233,10 @@ def replace_nodes(graph_def, new_nodes: list[NodeDef], remove: Iterable[str] = (
 def function_names_used(attr_values: Iterable) -> set[str]:
     names: set[str] = set()
     for value in attr_values:
-        if value.HasField("func"):
+        kind = value.WhichOneof("value")
+        if kind == "func":
             names.add(value.func.name)
-        elif value.HasField("list"):
+        elif kind == "list" and value.list.func:
             names.update(f.name for f in value.list.func)
     return names
 
@@ -278,13 +282,8 @@ def prune_functions(graph_def, owned: bool = False) -> GraphDef:
 
 def op_counts(graph_def, functions: bool = False) -> dict[str, int]:
     """Op type -> node count in the graph (and in its library's function bodies if asked)."""
-    counts: dict[str, int] = defaultdict(int)
-    for n in graph_def.node:
-        counts[n.op] += 1
-    for func in graph_def.library.function if functions else ():
-        for n in func.node_def:
-            counts[n.op] += 1
-    return dict(sorted(counts.items()))
+    nodes = all_nodes(graph_def) if functions else graph_def.node
+    return dict(sorted(Counter(n.op for n in nodes).items()))
 
 
 def free_name(name: str, taken: set[str]) -> str:
