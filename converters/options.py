@@ -21,16 +21,23 @@ class NoOptions:
 
 def option(default=dataclasses.MISSING, *, flag: str | None = None, help: str = "",
            path: bool = False, cache: bool = True, metavar: str | None = None,
-           output: bool = False):
+           output: bool = False, applies=None):
     """A field of an options dataclass, with what the CLI, manifests and the cache read
-    (`output`: a path the run writes, so the cache key does not read it)."""
+    (`output`: a path the run writes, so the cache key does not read it; `applies(options)`:
+    whether the stage reads it with those options, else given it applies to no stage)."""
     return dataclasses.field(default=default, metadata={
         "flag": flag, "help": help, "path": path, "cache": cache, "metavar": metavar,
-        "output": output})
+        "output": output, "applies": applies})
 
 
 def meta(f: dataclasses.Field, key: str, fallback=None):
     return f.metadata.get(key, fallback)
+
+
+def applies(options, name: str) -> bool:
+    """Whether the stage whose `options` these are reads option `name` (given by the user)."""
+    found = next(f for f in dataclasses.fields(options) if f.name == name)
+    return meta(found, "applies") is None or meta(found, "applies")(options)
 
 
 class OptionValueError(ValueError):

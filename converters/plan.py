@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphfreeze.errors import ConfigError
-from graphfreeze.options import flag_of, option_names, parse_options
+from graphfreeze.options import applies, flag_of, option_names, parse_options
 from graphfreeze.plugins import Stage, Target
 from graphfreeze.process import memory
 from graphfreeze.registry import Registry
@@ -67,14 +67,14 @@ def build(registry: Registry, target_names: list[str], stage_options: dict | Non
             names = option_names(stage.options)
             extra = {k: v for k, v in stage_options.items() if k in names}
             mine = {k: v for k, v in own.items() if k in names}
-            used_options |= set(extra)
-            used_own |= set(mine)
 
             def spell(option: str, cls=stage.options, extra=extra, mine=mine) -> str:
                 return flag_of(cls, option) if flags and option in extra and option not in mine \
                     else option
 
             options = parse_options(stage.options, {**use.options, **extra, **mine}, where, spell)
+            used_options |= {k for k in extra if applies(options, k)}
+            used_own |= {k for k in mine if applies(options, k)}
             if hasattr(options, "passes"):  # graph passes, by name: resolved here, once
                 try:
                     passes = tuple(registry.graph_pass(n) for n in options.passes)

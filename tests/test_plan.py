@@ -135,3 +135,20 @@ def test_the_model_lets_its_graph_go_after_the_last_step_reading_it(check_reads,
                                                   ("write", "b"), ("check", "b")]
     assert [i for i, (_, _, last) in enumerate(model.seen) if last] == [told]
     assert model.released == [released]
+
+
+@pytest.mark.parametrize("target,option", [
+    ("tflite", "io_type"), ("tflite", "per_tensor"), ("tflite", "calibration"),
+    ("tflite-fp16", "keep_float"), ("tflite-dynamic", "calibration_ranges"),
+    ("edge-int16x8", "calibration_ranges"), ("onnx", "calibration")])
+def test_an_option_the_target_quantizes_without_is_refused(target, option):
+    """The stage has the option but does not read it with the target's own options (a float
+    tflite has no integer inputs to type): refused, not silently ignored."""
+    value = {"io_type": "uint8", "per_tensor": True, "calibration": "x.npz",
+             "keep_float": ("dense",), "calibration_ranges": "average"}[option]
+    registry = Registry.default(plugins=False)
+    with pytest.raises(ConfigError, match=f"option {option} applies to no stage of {target}"):
+        plan.build(registry, [target], {option: value})
+    plan.build(registry, [target, "edge-int8"], {option: value})  # one target reads it: taken
+    with pytest.raises(ConfigError, match=f"option {option} applies to no stage of target"):
+        plan.build(registry, ["edge-int8", target], target_options={target: {option: value}})

@@ -66,10 +66,14 @@ class CalibrationOptions(DataOptions):
     """What int8 calibrates on (the export stages of quantized formats)."""
 
     calibration: str | None = option(
-        None, flag="--calibration", path=True, metavar="PATH",
+        None, flag="--calibration", path=True, metavar="PATH", applies=lambda o: o.calibrates(),
         help="int8: representative inputs (.npz, folder of .npy/.npz or images; default: "
              "--verify-data, else random samples).")
     calibration_samples: int = 100  # synthetic samples when no data is given
+
+    def calibrates(self) -> bool:
+        """Whether these options quantize to integers, which calibrates (a format's own rule)."""
+        return True
 
     def calibration_data(self) -> str | None:
         """The data int8 calibrates on: --calibration, else --verify-data (one flag when they

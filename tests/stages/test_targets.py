@@ -235,3 +235,26 @@ def test_onnx_bytes_do_not_depend_on_the_process(sample, tmp_path):
                        env={**os.environ, "PYTHONHASHSEED": seed})
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
+
+
+def test_a_quantizing_flag_on_a_float_target_is_one_line(sample):
+    """`freeze` in the model's folder: --io-type and --calibration on a float tflite are refused
+    before any work (exit 6), naming the flag, nothing written; with edge-int8 beside it the
+    flag is taken and the int8 file has uint8 inputs."""
+    import subprocess
+    import sys
+
+    folder = sample("iris")
+    command = [sys.executable, "-m", "graphfreeze_cli.main", "--ckpt", "model.ckpt-200",
+               "--outputs", "probs"]
+    for flags in (["--io-type", "uint8"], ["--calibration", "none.npz"]):
+        done = subprocess.run([*command, "--target", "tflite", *flags], cwd=folder,
+                              capture_output=True, text=True)
+        assert done.returncode == 6, done.stderr
+        assert done.stderr.strip() == f"error: option {flags[0]} applies to no stage of tflite"
+    assert not list(folder.glob("*.tflite*"))
+    done = subprocess.run([*command, "--target", "tflite,edge-int8", "--io-type", "uint8",
+                           "-o", "out/"], cwd=folder, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    sidecar = json.loads(next((folder / "out").glob("*int8*.json")).read_text())
+    assert {t["dtype"] for t in sidecar["tflite_io"]["inputs"].values()} == {"uint8"}

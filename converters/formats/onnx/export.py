@@ -51,6 +51,9 @@ class OnnxOptions(CalibrationOptions):
     external_data_bytes: int = 1 << 30  # weights above this go to FILE.onnx.data
     quantize: str = "none"  # none | int8 (static QDQ) | fp16
 
+    def calibrates(self) -> bool:
+        return self.quantize == "int8"
+
     def __post_init__(self):  # checked with the plan, before any model is loaded
         super().__post_init__()
         if self.quantize not in QUANTIZE:

@@ -36,18 +36,23 @@ class TFLiteOptions(CalibrationOptions):
                                 help="tflite*: let ops TFLite lacks run as TensorFlow kernels "
                                      "(SELECT_TF_OPS).")
     keep_float: tuple[str, ...] = option(
-        (), flag="--keep-float", metavar="NAMES",
+        (), flag="--keep-float", metavar="NAMES", applies=lambda o: o.quantize == "int8",
         help="edge-int8: keep these in float: Keras layer or node names, regular expressions "
              "or op types (CONV_2D), comma-separated or repeated.")
-    per_tensor: bool = option(False, flag="--per-tensor",
+    per_tensor: bool = option(False, flag="--per-tensor", applies=lambda o: o.calibrates(),
                               help="Integer targets: one scale per tensor, not per channel.")
     io_type: str = option("int8", flag="--io-type", metavar="int8|uint8|float",
+                          applies=lambda o: o.calibrates(),
                           help="edge-int8: the type of the model's inputs and outputs.")
     calibration_ranges: str = option(
         "minmax", flag="--calibration-ranges", metavar="minmax|average",
+        applies=lambda o: o.quantize == "int8",
         help="edge-int8: activation ranges: min/max over all samples (TensorFlow's), or the "
              "moving average of each sample's (ai-edge-quantizer's: outliers cost less).")
     layer_report: bool = True  # quantized: per-layer error from TF's QuantizationDebugger
+
+    def calibrates(self) -> bool:
+        return self.quantize in ("int8", "int16x8")
 
     def __post_init__(self):
         super().__post_init__()
