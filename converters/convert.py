@@ -105,6 +105,13 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
 
 
 def initial_state(request: Request, model, memo: dict | None = None) -> State:
+    from graphfreeze.graph.weights import held
+
+    with held(getattr(model, "weights", None)):  # (a frozen graph's values, held as read)
+        return _initial_state(request, model, memo)
+
+
+def _initial_state(request: Request, model, memo: dict | None) -> State:
     where = model.graph_file
     wanted = list(request.outputs) or model.default_outputs or []
     if not getattr(model, "validated", True):  # (sources/base.LoadedModel) what the run reads

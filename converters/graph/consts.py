@@ -62,10 +62,10 @@ def set_tensor(proto, value: np.ndarray, content: bool = True) -> None:
     for dim in value.shape:  # (OpenVINO's .pb reader misreads a Const without one)
         proto.tensor_shape.dim.add().size = dim
     if content:
-        proto.tensor_content = _content(value)
+        proto.tensor_content = value_bytes(value)
 
 
-def _content(value: np.ndarray) -> bytes:
+def value_bytes(value: np.ndarray) -> bytes:
     """The array's bytes: the `bytes` object it views when it views all of one in order (as a
     checkpoint's tensor read by `proto.bundle` does), not a copy of them."""
     base = value

@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from graphfreeze.graph.consts import WEIGHT_ATTR
 from graphfreeze.graph.weights import attached_node, is_held
+from graphfreeze.proto.stream import encode_varint
 
 PROTOBUF_LIMIT = 2**31 - 1  # one protobuf message (a GraphDef, an ONNX ModelProto) at most
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def serialize_chunks(graph_def, nodes=None, weights=None):
@@ -31,16 +23,16 @@ def serialize_chunks(graph_def, nodes=None, weights=None):
             yield from _held_node(node, weights)
             continue
         data = node.SerializeToString(deterministic=True)
-        yield b"\x0a" + _varint(len(data))  # (not joined: a node may hold 100 MB of weights)
+        yield b"\x0a" + encode_varint(len(data))  # (not joined: a node may hold 100 MB of weights)
         yield data
     if graph_def.HasField("library"):
         data = graph_def.library.SerializeToString(deterministic=True)
-        yield b"\x12" + _varint(len(data)) + data
+        yield b"\x12" + encode_varint(len(data)) + data
     if graph_def.version:
-        yield b"\x18" + _varint(graph_def.version)
+        yield b"\x18" + encode_varint(graph_def.version)
     if graph_def.HasField("versions"):
         data = graph_def.versions.SerializeToString(deterministic=True)
-        yield b"\x22" + _varint(len(data)) + data
+        yield b"\x22" + encode_varint(len(data)) + data
 
 
 def _held_node(node, weights):
@@ -51,7 +43,7 @@ def _held_node(node, weights):
     if max(k for k in node.attr if k != WEIGHT_ATTR) != "value" or \
             node.HasField("experimental_debug_info") or node.HasField("experimental_type"):
         data = attached_node(node, weights).SerializeToString(deterministic=True)
-        yield b"\x0a" + _varint(len(data)) + data
+        yield b"\x0a" + encode_varint(len(data)) + data
         return
     import numpy as np
 
@@ -61,15 +53,15 @@ def _held_node(node, weights):
     del head.attr[WEIGHT_ATTR]
     del head.attr["value"]
     tensor = node.attr["value"].tensor.SerializeToString(deterministic=True) + \
-        b"\x22" + _varint(len(content))  # TensorProto.tensor_content = 4
+        b"\x22" + encode_varint(len(content))  # TensorProto.tensor_content = 4
     size = len(tensor) + len(content)
-    attr_value = b"\x42" + _varint(size)  # AttrValue.tensor = 8
+    attr_value = b"\x42" + encode_varint(size)  # AttrValue.tensor = 8
     size += len(attr_value)
-    entry = b"\x0a\x05value\x12" + _varint(size)  # map entry: key = 1, value = 2
+    entry = b"\x0a\x05value\x12" + encode_varint(size)  # map entry: key = 1, value = 2
     size += len(entry)
-    field = b"\x2a" + _varint(size)  # NodeDef.attr = 5
+    field = b"\x2a" + encode_varint(size)  # NodeDef.attr = 5
     data = head.SerializeToString(deterministic=True) + field + entry + attr_value + tensor
-    yield b"\x0a" + _varint(len(data) + len(content)) + data
+    yield b"\x0a" + encode_varint(len(data) + len(content)) + data
     yield content
 
 

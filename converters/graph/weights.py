@@ -14,14 +14,16 @@ them apart (`Stage.weights_apart`) gets the graph with its values put back (`att
 from __future__ import annotations
 
 import itertools
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
-from graphfreeze.graph.consts import HELD, WEIGHT_ATTR, set_tensor
+from graphfreeze.graph.consts import HELD, WEIGHT_ATTR, set_tensor, value_bytes
 from graphfreeze.graph.graphdefs import copied
 
 _KEYS = itertools.count()  # keys unique in the process: a renamed or copied node keeps its own
+_TOKEN = secrets.token_hex(6)  # ... and no file's attr can name one
 
 
 class Weights:
@@ -32,18 +34,33 @@ class Weights:
         self.shared = False  # a state a later target starts from holds them: copy, never edit
         self._own: set[str] = set()  # keys whose memory only their array holds (see `own`)
 
-    def hold(self, node, value: np.ndarray, own: bool = False) -> None:
-        """Make `node` a Const of `value` held here (its tensor: dtype and shape only); `own`:
-        nothing else holds `value`'s memory (a fresh read), so a pass may edit it in place."""
-        key = f"w{next(_KEYS)}"
+    def hold(self, node, value: np.ndarray, own: bool = False, tensor: bool = True) -> None:
+        """Make `node` a Const of `value` held here (its tensor: dtype and shape only; with
+        `tensor=False` it has them and is kept as it is); `own`: nothing else holds `value`'s
+        memory (a fresh read), so a pass may edit it in place."""
+        key = f"{_TOKEN}{next(_KEYS)}"
         value = value.view()
         value.flags.writeable = False
         self.arrays[key] = value
         if own:
             self._own.add(key)
-        set_tensor(node.attr["value"].tensor, value, content=False)
-        node.attr["dtype"].type = node.attr["value"].tensor.dtype
+        if tensor:
+            set_tensor(node.attr["value"].tensor, value, content=False)
+            node.attr["dtype"].type = node.attr["value"].tensor.dtype
         node.attr[WEIGHT_ATTR].s = key.encode()
+
+    def holds(self, node) -> bool:
+        """Whether `node`'s held value is here (a key no file can guess: a file's own attr
+        of that name is refused by validation)."""
+        return node.attr[WEIGHT_ATTR].s.decode(errors="replace") in self.arrays
+
+    def taken(self, own: bool) -> Weights:
+        """These values for a run to hold; `own`: the run is their last reader (a pass may
+        edit those these own in place), else it copies what it edits."""
+        out = Weights(self.arrays)
+        if own:
+            out._own = set(self._own)
+        return out
 
     def value(self, node) -> np.ndarray:
         return self.arrays[node.attr[WEIGHT_ATTR].s.decode()]
@@ -108,5 +125,7 @@ def attach(graph_def, weights: Weights) -> None:
 
 
 def _put_back(node, weights: Weights) -> None:
-    set_tensor(node.attr["value"].tensor, weights.value(node))
+    """The value's bytes into `node`'s tensor, which has its dtype and shape (and whatever
+    else the file's tensor had: graph/held_values.py)."""
+    node.attr["value"].tensor.tensor_content = value_bytes(weights.value(node))
     del node.attr[WEIGHT_ATTR]

@@ -69,9 +69,10 @@ def read_bytes(path: str) -> bytes:
         raise InputError(f"{path}: cannot read ({first_line(err)})") from err
 
 
-def read_proto(path: str, message, split: dict):
+def read_proto(path: str, message, split: dict, hold=None):
     """Parse the binary proto file `path` into `message` (DecodeError if it is not one): a local
-    file a few MB at a time (`proto.stream`: never the whole bytes and their parse at once)."""
+    file a few MB at a time (`proto.stream`: never the whole bytes and their parse at once;
+    `hold`: its hook for big top-level fields)."""
     import stat
 
     if is_remote(path) or not exists(path) or not stat.S_ISREG(os.stat(path).st_mode):
@@ -80,7 +81,7 @@ def read_proto(path: str, message, split: dict):
     from graphfreeze.proto.stream import merge_file
 
     try:
-        return merge_file(message, path, split)
+        return merge_file(message, path, split, hold=hold)
     except OSError as err:
         raise InputError(f"{path}: cannot read ({first_line(err)})") from err
 

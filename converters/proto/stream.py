@@ -20,19 +20,25 @@ GRAPH_SPLIT = {2: {}}  # GraphDef.library: one function at a time (nodes are top
 META_GRAPH_SPLIT = {2: GRAPH_SPLIT}  # MetaGraphDef.graph_def
 
 
-def merge_file(message, path: str, split: dict, chunk: int = CHUNK):
+def merge_file(message, path: str, split: dict, chunk: int = CHUNK, hold=None):
     """Merge the binary `message` serialized in the local file `path` into `message`, reading
-    it piece by piece (DecodeError: not that message, or truncated)."""
+    it piece by piece (DecodeError: not that message, or truncated). `hold(field)`: each
+    top-level field of HOLD_BYTES or more, read into a bytearray of its own, is merged as the
+    bytes it returns (graph/held_values.py takes a weight's value out that way)."""
     import os
 
     with open(path, "rb") as f:
-        _Reader(f, message, chunk).fields(os.fstat(f.fileno()).st_size, split, ())
+        _Reader(f, message, chunk, hold).fields(os.fstat(f.fileno()).st_size, split, ())
     return message
 
 
+HOLD_BYTES = 64 << 10  # fields this big are read into a buffer of their own when held
+
+
 class _Reader:
-    def __init__(self, f, message, chunk: int):
-        self.file, self.message, self.chunk = f, message, chunk
+    def __init__(self, f, message, chunk: int, hold=None):
+        self.file, self.message, self.chunk, self.hold = f, message, chunk, hold
+        self.own = 1 << 20 if hold is None else HOLD_BYTES  # a field this big: its own buffer
         self.buf, self.pos = b"", 0  # what is read of the file and not yet taken
         self.parts: list[bytes] = []
         self.size = 0
@@ -47,12 +53,12 @@ class _Reader:
                     self._fill(20)
                 buf = self.buf
                 start = self.pos
-                tag, pos = _varint(buf, start)
+                tag, pos = read_varint(buf, start)
                 tag_end, wire = pos, tag & 7
                 if wire == 2:
-                    count, pos = _varint(buf, pos)
+                    count, pos = read_varint(buf, pos)
                 elif wire == 0:
-                    count, pos = _varint(buf, pos)[1] - pos, pos
+                    count, pos = read_varint(buf, pos)[1] - pos, pos
                 elif wire in (1, 5):
                     count = 8 if wire == 1 else 4
                 else:  # groups (deprecated) and invalid wire types: not a message we read
@@ -65,7 +71,10 @@ class _Reader:
                     self.fields(count, split[tag >> 3], (*path, buf[start:tag_end]))
                 else:
                     self.pos = start
-                    self._add(path, self._take(pos - start + count))
+                    raw = self._take(pos - start + count)
+                    if self.hold is not None and not path and isinstance(raw, bytearray):
+                        raw = self.hold(raw)
+                    self._add(path, raw)
         except IndexError:  # a varint past the end of the file
             raise DecodeError("truncated message") from None
         if not path:
@@ -86,7 +95,7 @@ class _Reader:
         data = self.parts[0] if len(self.parts) == 1 else b"".join(self.parts)
         self.parts, self.size = [], 0
         for tag in reversed(self.path):
-            data = tag + _encode(len(data)) + data
+            data = tag + encode_varint(len(data)) + data
         self.message.MergeFromString(data)
 
     def _fill(self, count: int) -> None:
@@ -97,15 +106,18 @@ class _Reader:
 
     def _take(self, count: int):
         have = len(self.buf) - self.pos
-        if count <= have or count < 1 << 20:
+        if count < self.own:
             self._fill(count)
             data = self.buf[self.pos:self.pos + count]
             self.pos += len(data)
         else:  # a big field (a weight): read into its own buffer, the one copy of it
             data = bytearray(count)
-            data[:have] = self.buf[self.pos:]
-            got = have + self.file.readinto(memoryview(data)[have:])
-            self.buf, self.pos = b"", 0
+            got = min(have, count)
+            data[:got] = memoryview(self.buf)[self.pos:self.pos + got]
+            self.pos += got
+            if got < count:
+                got += self.file.readinto(memoryview(data)[got:])
+                self.buf, self.pos = b"", 0
             if got != count:
                 data = b""
         if len(data) != count:
@@ -113,7 +125,7 @@ class _Reader:
         return data
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
     """(value, position after it) of the varint at `pos` (IndexError: past the end)."""
     byte = buf[pos]
     if byte < 0x80:
@@ -130,7 +142,7 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
             raise DecodeError("a varint is too long")
 
 
-def _encode(value: int) -> bytes:
+def encode_varint(value: int) -> bytes:
     out = bytearray()
     while value >= 0x80:
         out.append(value & 0x7F | 0x80)

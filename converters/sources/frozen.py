@@ -23,11 +23,12 @@ class FrozenModel:
     kind = "frozen_graph"
 
     def __init__(self, location: str, graph_file: str, graph_def, inputs=None, outputs=None,
-                 validated: bool = True):
+                 validated: bool = True, weights=None):
         self.location = location
         self.validated = validated  # False: a file read unvalidated; the run checks what it needs
         self.graph_file = graph_file
         self.graph_def = graph_def
+        self.weights = weights  # its big values held apart as read (graph/held_values.py)
         self.variables: dict = {}
         self.notes: dict = {}
         if any(n.name == TABLE_INIT for n in graph_def.node):  # tables: run it before outputs
@@ -40,7 +41,7 @@ class FrozenModel:
 
     def release(self) -> None:
         """Let the graph go (sources/base.LoadedModel)."""
-        self.graph_def = None
+        self.graph_def = self.weights = None
 
     def check_variables(self, nodes: list[str]) -> None:
         if nodes:
@@ -57,7 +58,7 @@ class FrozenModel:
         from graphfreeze.graph.skeleton import run_frozen
 
         with run_errors_said(self.graph_file):
-            return run_frozen(graph_def, feeds, fetches)
+            return run_frozen(graph_def, feeds, fetches, self.weights)
 
 
 @contextlib.contextmanager
@@ -89,9 +90,10 @@ def failed_run(graph_file: str, err: BaseException) -> InputError:
                       f"inputs{at} ({reason}); fix the model, or pass --no-verify")
 
 
-def read_graph_def(path: str, check: bool = True):
+def read_graph_def(path: str, check: bool = True, weights=None):
     """Parse a GraphDef from `.pb` (binary) or `.pbtxt` (text); devices cleared; validated
-    (`check`), else the caller validates what it reads."""
+    (`check`), else the caller validates what it reads; big values held apart in `weights`
+    as they are read, if given (graph/held_values.py)."""
     from google.protobuf import message, text_format
     from graphfreeze.proto.stream import GRAPH_SPLIT
     from graphfreeze.proto.tf import graph_pb2
@@ -101,7 +103,12 @@ def read_graph_def(path: str, check: bool = True):
         if path.endswith((".pbtxt", ".txt")):
             text_format.Parse(storage.read_bytes(path).decode("utf-8"), graph_def)
         else:
-            storage.read_proto(path, graph_def, GRAPH_SPLIT)
+            hold = None
+            if weights is not None:
+                from graphfreeze.graph.held_values import holder
+
+                hold = holder(weights)
+            storage.read_proto(path, graph_def, GRAPH_SPLIT, hold)
     except (message.DecodeError, text_format.ParseError, UnicodeDecodeError) as err:
         kind = "text" if path.endswith((".pbtxt", ".txt")) else "binary"
         raise InputError(f"{path}: not a {kind} GraphDef ({first_line(err)}); the file is "
@@ -130,7 +137,12 @@ class FrozenGraphSource(Source):
         return re.sub(r"\.(pb|pbtxt)$", "", path) + ".optimized"
 
     def load(self, path: str, options, unsafe: bool) -> FrozenModel:
-        return FrozenModel(path, path, read_graph_def(path, check=False), validated=False)
+        from graphfreeze.graph.weights import Weights
+
+        weights = Weights()
+        graph_def = read_graph_def(path, check=False, weights=weights)
+        return FrozenModel(path, path, graph_def, validated=False,
+                           weights=weights if weights.arrays else None)
 
     def scan(self, path: str, options) -> list[InputError]:
         """Host ops in the graph (graph/checks/safety.py), once it parses and validates."""

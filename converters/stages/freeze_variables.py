@@ -16,6 +16,8 @@ def run(state, _options):
     from graphfreeze.sources.base import release
 
     graph_def = inference_subgraph(state.model.graph_def, state.keep, state.inputs)
+    read = getattr(state.model, "weights", None)  # a frozen graph's values, held as read
+    weights = Weights() if read is None else read.taken(own=state.release_source)
     if state.release_source:  # its memory back to the OS before the weights come in
         release(state.model)
         memory.release()
@@ -23,14 +25,15 @@ def run(state, _options):
     state.model.check_variables(sorted(dtypes))
     sizes = []
 
-    def read(names):
+    def values(names):
         for name, value in state.model.read_variables(names):
             sizes.append(value.nbytes)
             yield name, value
 
-    with held(Weights()) as weights:  # big values apart from the graph (graph/weights.py)
-        frozen = variables_to_constants(graph_def, dtypes, read,
+    with held(weights):  # big values apart from the graph (graph/weights.py)
+        frozen = variables_to_constants(graph_def, dtypes, values,
                                         getattr(state.model, "values_owned", False))
+    weights.keep_only(frozen)
     return dataclasses.replace(state, graph_def=frozen, weights=weights, notes=state.noted(
         variables_frozen=len(dtypes), variable_bytes=sum(sizes)))
 

@@ -26,7 +26,7 @@ def test_the_content_is_the_arrays_bytes_in_c_order(value):
 
 
 def test_a_whole_view_of_bytes_is_taken_as_they_are():
-    from graphfreeze.graph.consts import _content
+    from graphfreeze.graph.consts import value_bytes
 
-    assert _content(WHOLE) is DATA and _content(WHOLE.reshape(6, 4)) is DATA
-    assert _content(WHOLE[1:]) is not DATA and _content(WHOLE.transpose(2, 0, 1)) is not DATA
+    assert value_bytes(WHOLE) is DATA and value_bytes(WHOLE.reshape(6, 4)) is DATA
+    assert value_bytes(WHOLE[1:]) is not DATA and value_bytes(WHOLE.transpose(2, 0, 1)) is not DATA

@@ -105,7 +105,8 @@ def check_sizes(nodes, by_name: dict, where: str) -> None:
             source = by_name[split_tensor(node.input[index])[0]]
             if source.op != "Const":
                 continue
-            shape = _values(source.attr["value"].tensor)
+            held = _held(source) if WEIGHT_ATTR in source.attr else None
+            shape = _values(source.attr["value"].tensor) if held is None else held.ravel().tolist()
             dtype, what = node.attr[dtype_attr].type, "makes a tensor of shape"
         else:
             continue
@@ -116,6 +117,14 @@ def check_sizes(nodes, by_name: dict, where: str) -> None:
             raise InputError(f"{where}: node '{node.name}' ({node.op}) {what} {shape} "
                              f"({_human(size)}), more than any machine holds; fix the shape or "
                              "re-export the graph")
+
+
+def _held(node):
+    """The value the run holds apart for `node` (a held Const), else None."""
+    from graphfreeze.graph.consts import HELD
+
+    held = HELD.get()
+    return held.value(node) if held is not None and held.holds(node) else None
 
 
 def _values(tensor) -> list:
@@ -203,6 +212,8 @@ def check_const_once(node, is_call: bool, passed: set, where: str, scope: str) -
     bytes and dtype remembered once it passes. Not for a big value (no copy of weights)."""
     attrs = node.attr
     if WEIGHT_ATTR in attrs:  # marks a value graphfreeze holds apart (graph/weights.py)
+        if _held(node) is not None:
+            return  # (checked as it was read: graph/held_values.py)
         raise InputError(f"{node_at(where, scope, node)} has attr '{WEIGHT_ATTR}', which "
                          "graphfreeze reserves; re-export the graph without it")
     if is_call or "value" not in attrs:  # (not the Const op, or check_const explains)
