@@ -6,7 +6,8 @@ side with freeze_graph and with another checkout, in interleaved rounds.
 
 Each round runs, as child processes one after another: freeze_graph, then for this checkout
 and each `--against` checkout `freeze` with verification and with `--no-verify` (and, with
-`--frozen`, `freeze` of the frozen graph this checkout wrote that round, to android again).
+`--frozen`, `freeze` of the frozen graph this checkout wrote that round, to android again,
+verified and not; and freeze_graph's output of that round, batch norms not folded, `--no-verify`).
 Reported per
 tool: median wall, median CPU (user + sys, the TensorFlow child included), median peak RSS (the
 largest process), and the median over rounds of wall / freeze_graph's wall in the same round
@@ -71,6 +72,12 @@ def tools(prefix: Path, out: Path, checkouts: dict, frozen: bool) -> dict:
         if frozen:
             found[f"{name}: freeze FROZEN.pb"] = ([*cli, f"{out}/this.pb", "--outputs", "probs",
                                                    "--force", "-o", f"{out}/{name}-f.pb"], env)
+            found[f"{name}: freeze FROZEN.pb --no-verify"] = (
+                [*cli, f"{out}/this.pb", "--outputs", "probs", "--force", "--no-verify", "-o",
+                 f"{out}/{name}-fnv.pb"], env)
+            found[f"{name}: freeze peer.pb --no-verify"] = (  # freeze_graph's: no fold yet
+                [*cli, f"{out}/peer.pb", "--outputs", "probs", "--force", "--no-verify", "-o",
+                 f"{out}/{name}-pnv.pb"], env)
     return found
 
 
