@@ -8,6 +8,7 @@ TF_CPP_MIN_LOG_LEVEL=3 unless --debug.
 from __future__ import annotations
 
 import contextlib
+import importlib.util  # (here: the finder below must not import while it finds)
 import os
 import warnings
 
@@ -74,8 +75,6 @@ class _QuietFinder:
         self._finding = threading.local()  # this thread's own lookup, under way
 
     def find_spec(self, name, path=None, target=None):
-        import importlib.util
-
         if name != "tensorflow" or getattr(self._finding, "on", False):
             return None
         self._finding.on = True
