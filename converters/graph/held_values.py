@@ -44,6 +44,10 @@ def _held(field: bytearray, weights) -> bytes | None:
 
     node = node_def_pb2.NodeDef.FromString(bytes(
         field[start:attr_start] + b"\x2a" + encode_varint(len(entry)) + entry + field[attr_end:]))
+    from google.protobuf.unknown_fields import UnknownFieldSet
+
+    if len(UnknownFieldSet(node)):  # (upb writes them last: the export would reorder them)
+        return None
     value = _value(node, field, content_in, content_end - content_in)
     if value is None:
         return None

@@ -53,6 +53,8 @@ def _graph() -> graph_pb2.GraphDef:
     _const(graph, "says_int", weights, 1, v=lambda n: setattr(n.attr["dtype"], "type", 3))
     _const(graph, "strings", np.zeros((64, 512), np.float32), 1,
            v=lambda n: setattr(n, "op", "NotAConst"))
+    _const(graph, "unknown_field", weights, 1,  # (field 99: a newer TensorFlow's, say)
+           v=lambda n: n.MergeFromString(b"\x98\x06\x01"))
     big = graph.node.add(name="big_attr", op="Identity", input=["x"])
     big.attr["note"].s = b"n" * 100_000
     graph.node.add(name="mm", op="MatMul", input=["x", "w"]).attr["T"].type = 1
