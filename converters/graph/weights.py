@@ -52,7 +52,7 @@ class Weights:
     def holds(self, node) -> bool:
         """Whether `node`'s held value is here (a key no file can guess: a file's own attr
         of that name is refused by validation)."""
-        return node.attr[WEIGHT_ATTR].s.decode(errors="replace") in self.arrays
+        return _key(node) in self.arrays
 
     def taken(self, own: bool) -> Weights:
         """These values for a run to hold; `own`: the run is their last reader (a pass may
@@ -63,12 +63,12 @@ class Weights:
         return out
 
     def value(self, node) -> np.ndarray:
-        return self.arrays[node.attr[WEIGHT_ATTR].s.decode()]
+        return self.arrays[_key(node)]
 
     def editable(self, node) -> np.ndarray | None:
         """`node`'s value, writable, for a pass that replaces `node` (its only reader) by a
         Const of the edited value: when these Weights own its memory; else None."""
-        key = node.attr[WEIGHT_ATTR].s.decode() if WEIGHT_ATTR in node.attr else None
+        key = _key(node) if WEIGHT_ATTR in node.attr else None
         if self.shared or key not in self._own:
             return None
         value = self.arrays[key].view()
@@ -82,7 +82,7 @@ class Weights:
     def release(self, node) -> None:
         """`node` is gone from the graph being built: its value may be freed now."""
         if WEIGHT_ATTR in node.attr:
-            self.arrays.pop(node.attr[WEIGHT_ATTR].s.decode(), None)
+            self.arrays.pop(_key(node), None)
 
     def owned(self) -> Weights:
         """These, to edit: themselves, or a copy when a kept state holds them too."""
@@ -90,9 +90,14 @@ class Weights:
 
     def keep_only(self, graph_def) -> None:
         """Free what no node of `graph_def` names."""
-        used = {n.attr[WEIGHT_ATTR].s.decode() for n in graph_def.node if WEIGHT_ATTR in n.attr}
+        used = {_key(n) for n in graph_def.node if WEIGHT_ATTR in n.attr}
         for key in set(self.arrays) - used:
             del self.arrays[key]
+
+
+def _key(node) -> str:
+    """The key a held node's value is under (a file's bytes: undecodable ones never match)."""
+    return node.attr[WEIGHT_ATTR].s.decode(errors="replace")
 
 
 def is_held(node) -> bool:
