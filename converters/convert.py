@@ -138,6 +138,9 @@ def _initial_state(request: Request, model, memo: dict | None) -> State:
     inputs = given or names.default_inputs(model.graph_def, outputs, set(flags))
     notes = {}
     keep = [t.node for t in (*outputs, *inputs)]
+    if not getattr(model, "interface", False):  # the run's graph from here: what it can need
+        table = model.notes.get("table_init")
+        model.graph_def = extract(model.graph_def, keep + ([table] if table else []))
     if not request.unsafe:  # before anything runs: nothing the graph does may touch the host
         from graphfreeze.graph.checks.safety import check_graph
 

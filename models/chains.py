@@ -3,8 +3,9 @@ the passes scale (bench/bench_inspect_scale.py, tests/graph/passes/test_scaling.
 
     python models/chains.py OUT_DIR [--sizes 2500,20000] [--kinds neg_identity,relu]
 
-writes OUT_DIR/KIND_N.pb: Placeholder x [1,8] float -> N nodes (Neg/Identity alternating, or
-Relu) -> output, built with protobuf alone."""
+writes OUT_DIR/KIND_N.pb: Placeholder x [1,8] float -> N nodes (Neg/Identity alternating,
+Relu, or PartitionedCalls of one library function that negates) -> output, built with protobuf
+alone."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import os
 
 
 def chain_graph(n: int, kind: str):
-    """The frozen GraphDef of a chain of `n` nodes of `kind` (neg_identity or relu)."""
+    """The frozen GraphDef of a chain of `n` nodes of `kind` (neg_identity, relu or calls)."""
     from tensorflow.core.framework import graph_pb2
 
     graph = graph_pb2.GraphDef()
@@ -22,11 +23,24 @@ def chain_graph(n: int, kind: str):
     x.attr["dtype"].type = 1
     for d in (1, 8):
         x.attr["shape"].shape.dim.add(size=d)
+    if kind == "calls":
+        negate = graph.library.function.add()
+        negate.signature.name = "negate"
+        negate.signature.input_arg.add(name="a", type=1)
+        negate.signature.output_arg.add(name="y", type=1)
+        negate.node_def.add(name="neg", op="Neg", input=["a"]).attr["T"].type = 1
+        negate.ret["y"] = "neg:y:0"
     prev = "x"
     for i in range(n):
-        op = ("Neg" if i % 2 == 0 else "Identity") if kind == "neg_identity" else "Relu"
+        op = {"neg_identity": "Identity" if i % 2 else "Neg", "relu": "Relu"}.get(kind,
+                                                                                 "PartitionedCall")
         node = graph.node.add(name=f"n{i}", op=op, input=[prev])
-        node.attr["T"].type = 1
+        if op == "PartitionedCall":
+            node.attr["Tin"].list.type.append(1)
+            node.attr["Tout"].list.type.append(1)
+            node.attr["f"].func.name = "negate"
+        else:
+            node.attr["T"].type = 1
         prev = node.name
     graph.node.add(name="output", op="Identity", input=[prev]).attr["T"].type = 1
     return graph

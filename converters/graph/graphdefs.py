@@ -251,6 +251,8 @@ def callees(node, funcs: dict) -> set[str]:
 
 def functions_reached(funcs: dict, nodes: Iterable[NodeDef]) -> set[str]:
     """The library functions (`funcs`: name -> FunctionDef) `nodes` call, transitively."""
+    if not funcs:
+        return set()
     todo = set().union(*(callees(n, funcs) for n in nodes))
     used: set[str] = set()
     while todo:

@@ -103,7 +103,9 @@ def test_weights_held_apart_from_the_graph(wide, tmp_path):
     """A checkpoint whose frozen weights are held apart from the GraphDef (graph/weights.py, 44 MB
     of them), to android and server in one run from its folder: both verify against the original,
     and the android graph carries every weight and no trace of the marker; without verification
-    (the meta graph let go as soon as the graph is cut) the same bytes."""
+    (the meta graph let go as soon as the graph is cut) the same bytes; that graph as a frozen-graph
+    source (its weights held apart as the file is read), to android and onnx, verified, android
+    the same bytes again."""
     folder = Path(shutil.copytree(wide, tmp_path / "wide"))
     done = freeze("--ckpt", "model.ckpt-200", "--outputs", "probs", "--target", "android,server",
                   "-o", "out/", cwd=folder)
@@ -116,6 +118,13 @@ def test_weights_held_apart_from_the_graph(wide, tmp_path):
                   cwd=folder)
     assert done.returncode == 0, done.stderr
     assert (folder / "nv.pb").read_bytes() == graph
+    # that frozen graph as a source: its big Consts held apart as the file is read
+    done = freeze("model.ckpt-200.pb", "--outputs", "probs", "--target", "android,onnx",
+                  "-o", "again/", cwd=folder / "out")
+    assert done.returncode == 0, done.stderr
+    for artifact in ("model.ckpt-200.optimized.pb", "model.ckpt-200.optimized.onnx"):
+        assert sidecar(folder / "out" / "again" / artifact)["verification"]["passed"] is True
+    assert (folder / "out" / "again" / "model.ckpt-200.optimized.pb").read_bytes() == graph
 
 
 def test_freeze_targets_lists_every_builtin_target(iris):

@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from tensorflow.core.framework import graph_pb2, node_def_pb2
 
 from graphfreeze.errors import InputError
@@ -113,7 +115,7 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False,
     chosen = {k: v for k, v in chosen.items() if v in funcs}
     if not chosen:
         return graph_def
-    names = set(by_name)
+    scopes = _scopes(by_name)
     new_nodes: list[node_def_pb2.NodeDef] = []
     mapping: dict[str, str] = {}
     library = {f.signature.name: f for f in graph_def.library.function}
@@ -124,9 +126,9 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False,
             args = args[1:]
         controls = [i for i in node.input if is_control(i)]
         body, outputs = _inline(funcs[func_name], library, args, controls,
-                                _free_prefix(caller, names))
+                                _free_prefix(caller, scopes))
         new_nodes.extend(body)
-        names.update(n.name for n in body)
+        scopes |= _scopes(n.name for n in body)
         for index, tensor in enumerate(outputs):
             mapping[tensor_name(caller, index)] = tensor
     graph = rewire(replace_nodes(graph_def, new_nodes, remove=chosen, owned=owned), mapping,
@@ -140,9 +142,19 @@ def inline_composites(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
     return inline_calls(graph_def, keep, composites=True)
 
 
-def _free_prefix(caller: str, names: set[str]) -> str:
+def _scopes(names: Iterable[str]) -> set[str]:
+    """Every scope the names are in (`a/b/c`: `a`, `a/b`)."""
+    scopes = set()
+    for name in names:
+        while (cut := name.rfind("/")) > 0 and (name := name[:cut]) not in scopes:
+            scopes.add(name)
+    return scopes
+
+
+def _free_prefix(caller: str, scopes: set[str]) -> str:
+    """A scope under `caller` that no node is in yet."""
     prefix, n = f"{caller}/inlined", 0
-    while any(name.startswith(prefix + "/") for name in names):
+    while prefix in scopes:
         n += 1
         prefix = f"{caller}/inlined_{n}"
     return prefix + "/"

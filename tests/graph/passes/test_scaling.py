@@ -15,9 +15,10 @@ from tests.conftest import _run
 
 @pytest.fixture(scope="module")
 def chains(tmp_path_factory):
-    """models/chains.py's graphs of 200, 2,500 and 20,000 nodes."""
+    """models/chains.py's graphs of 200, 2,500 and 20,000 nodes; of 200, 1,000 and 8,000 calls."""
     out = tmp_path_factory.mktemp("chains")
     _run("chains.py", out, "--sizes", "200,2500,20000")
+    _run("chains.py", out, "--sizes", "200,1000,8000", "--kinds", "calls")
     return out
 
 
@@ -37,9 +38,11 @@ def cpu_seconds(graph_def) -> float:
     return time.process_time() - start
 
 
-@pytest.mark.parametrize("kind", ["neg_identity", "relu"])
-def test_passes_scale_linearly_on_a_long_chain(chains, kind):
-    small, big = chain(chains, 2_500, kind), chain(chains, 20_000, kind)
+@pytest.mark.parametrize("kind,small,big", [("neg_identity", 2_500, 20_000),
+                                            ("relu", 2_500, 20_000),
+                                            ("calls", 1_000, 8_000)])  # (each call inlined)
+def test_passes_scale_linearly_on_a_long_chain(chains, kind, small, big):
+    small, big = chain(chains, small, kind), chain(chains, big, kind)
     cpu_seconds(chain(chains, 200, kind))  # imports and caches warmed
     best = [min(cpu_seconds(g) for _ in range(tries)) for g, tries in ((big, 2), (small, 3))]
     ratio = best[0] / max(best[1], 1e-3)  # (the best of a few: a pause in one run is not growth)
