@@ -40,6 +40,7 @@ class _Reader:
         self.file, self.message, self.chunk, self.hold = f, message, chunk, hold
         self.own = 1 << 20 if hold is None else HOLD_BYTES  # a field this big: its own buffer
         self.buf, self.pos = b"", 0  # what is read of the file and not yet taken
+        self.span = -1  # where in buf the fields before pos not yet in parts start (-1: none)
         self.parts: list[bytes] = []
         self.size = 0
         self.path: tuple[bytes, ...] = ()  # tags of the split sub-messages the parts are in
@@ -67,9 +68,19 @@ class _Reader:
                 if length < 0:  # (before reading it: a corrupt length is no allocation)
                     raise DecodeError("a field runs past the end of its message")
                 if wire == 2 and count and tag >> 3 in split:
+                    self._settle()
                     self.pos = pos
                     self.fields(count, split[tag >> 3], (*path, buf[start:tag_end]))
+                elif pos + count <= len(buf) and pos + count - start < self.own and \
+                        path == self.path:  # in the buffer: the run of such fields grows
+                    if self.span < 0:
+                        self.span = start
+                    self.pos = pos + count
+                    self.size += pos + count - start
+                    if self.size >= self.chunk:
+                        self._flush()
                 else:
+                    self._settle()  # (a big field's read empties the buffer)
                     self.pos = start
                     raw = self._take(pos - start + count)
                     if self.hold is not None and not path and isinstance(raw, bytearray):
@@ -80,7 +91,14 @@ class _Reader:
         if not path:
             self._flush()
 
+    def _settle(self) -> None:
+        """The run of fields still in the buffer, made a part."""
+        if self.span >= 0:
+            self.parts.append(self.buf[self.span:self.pos])
+            self.span = -1
+
     def _add(self, path: tuple[bytes, ...], raw) -> None:
+        self._settle()
         if path != self.path or len(raw) >= self.chunk:  # (a big field is merged on its own)
             self._flush()
             self.path = path
@@ -90,6 +108,7 @@ class _Reader:
             self._flush()
 
     def _flush(self) -> None:
+        self._settle()
         if not self.parts:
             return
         data = self.parts[0] if len(self.parts) == 1 else b"".join(self.parts)
@@ -101,6 +120,7 @@ class _Reader:
     def _fill(self, count: int) -> None:
         """At least `count` bytes after `pos` in the buffer, or all the file has."""
         if len(self.buf) - self.pos < count:
+            self._settle()
             self.buf = self.buf[self.pos:] + self.file.read(max(count, 1 << 20))
             self.pos = 0
 

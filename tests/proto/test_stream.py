@@ -33,6 +33,22 @@ def test_the_message_one_parse_gives(samples, other_samples, chunk):
         assert streamed == whole and streamed.SerializeToString() == whole.SerializeToString()
 
 
+@pytest.mark.parametrize("chunk", [7, 1000, 4 << 20])
+def test_big_fields_between_runs_of_small_ones(tmp_path, chunk):
+    """Small nodes read in runs from the buffer, a weight of its own buffer between them (its
+    read empties the buffer: the run before it is kept), at every chunk size."""
+    graph = graph_pb2.GraphDef()
+    for i in range(300):
+        node = graph.node.add(name=f"n{i}", op="Identity", input=[f"n{i - 1}"])
+        if i % 100 == 50:
+            node.op = "Const"
+            node.attr["value"].tensor.tensor_content = np.full(1_100_000 + i, i, np.uint8).tobytes()
+    path = tmp_path / "mixed.pb"
+    path.write_bytes(graph.SerializeToString())
+    whole, streamed = _both(path, graph_pb2.GraphDef, GRAPH_SPLIT, chunk)
+    assert streamed == whole and len(whole.node) == 300
+
+
 def test_every_truncation_is_a_decode_error_or_a_field_boundary(other_samples, tmp_path):
     """Cut at every length: a DecodeError, or (cut between fields) what one parse gives."""
     data = (other_samples / "frozen.pb").read_bytes()
