@@ -62,7 +62,8 @@ class Child:
     sent to it.
 
     Each message is a pickled (key, ok, payload) whose payload is pickled on its own, so a call
-    or a result that does not unpickle fails that call alone."""
+    or a result that does not unpickle fails that call alone; a call's payload follows its
+    (key, True, size) as raw bytes (a graph's are written from the pickler's buffer, uncopied)."""
 
     def __init__(self):
         import subprocess
@@ -93,13 +94,15 @@ class Child:
                 future.set_exception(RuntimeError(self._ended))
                 return future
             self._pending[key] = future
-            self._calls.put(pickle.dumps((key, True, data.getvalue())))
+            self._calls.put((pickle.dumps((key, True, data.tell())), data))
         return future
 
     def _write(self) -> None:
-        while (data := self._calls.get()) is not None:
+        while (call := self._calls.get()) is not None:
+            header, data = call
             try:
-                self._process.stdin.write(data)
+                self._process.stdin.write(header)
+                self._process.stdin.write(data.getbuffer())  # (the pickled call, not a copy)
                 self._process.stdin.flush()
             except (OSError, ValueError):  # it ended, or close() closed the pipe
                 return  # the reader fails what is pending
@@ -286,7 +289,10 @@ def serve() -> None:
     with ThreadPoolExecutor(2) as pool:
         while True:
             try:
-                key, _, call = pickle.load(sys.stdin.buffer)
+                key, _, size = pickle.load(sys.stdin.buffer)
+                call = sys.stdin.buffer.read(size)
             except EOFError:
                 return
+            if len(call) < size:
+                return  # (the caller ended while writing)
             pool.submit(answer, key, call)

@@ -38,6 +38,21 @@ def test_calls_protos_and_errors_round_trip():
         child.close()
 
 
+def test_a_big_call_is_sent_without_copies():
+    """A 64 MB argument (a graph's size) costs this process its pickle once: not the pickle, a
+    copy of it and that copy pickled again (3x)."""
+    from tests.peak_rss import growth_kib
+
+    child = Child()
+    try:
+        payload = bytes(64 << 20)
+        with growth_kib() as grown:
+            assert child.submit(len, payload).result() == len(payload)
+            assert grown() < 1.5 * 64 * 1024, grown()
+    finally:
+        child.close()
+
+
 def test_no_child_once_tensorflow_is_imported_here():
     import tensorflow  # noqa: F401
 
