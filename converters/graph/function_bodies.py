@@ -50,3 +50,14 @@ def body_nodes(fdef, library: dict) -> tuple[list, dict[str, str]]:
         copy.input[:] = [flat[i] for i in node.input]
         nodes.append(copy)
     return nodes, flat
+
+
+def map_edges(fdef, edge_map) -> None:
+    """Every input of `fdef`'s body nodes and every result it returns passed through
+    `edge_map` (an edge in, the edge it becomes out), in place."""
+    for node in fdef.node_def:
+        edges = [edge_map(e) for e in node.input]
+        del node.input[:]
+        node.input.extend(edges)
+    for key in list(fdef.ret):
+        fdef.ret[key] = edge_map(fdef.ret[key])

@@ -154,10 +154,16 @@ def rewire(graph_def, mapping: dict[str, str], drop: set[str] = frozenset(),
     With `owned=True` (the caller just built `graph_def`) it is edited in place, not copied.
     """
     out = graph_def if owned else with_nodes(graph_def, ())
+    ends = {}  # each mapped edge's last hop (a chain followed once, not once per reader)
+    for edge in mapping:
+        hops = [edge]
+        while hops[-1] in mapping and hops[-1] not in ends and len(hops) <= len(mapping):
+            hops.append(mapping[hops[-1]])
+        ends.update(dict.fromkeys(hops, ends.get(hops[-1], hops[-1])))
     for node in graph_def.node:
         if node.name in drop:
             continue
-        inputs = _rewired_inputs(node, mapping, drop)
+        inputs = _rewired_inputs(node, mapping, ends, drop)
         if owned:
             if inputs != list(node.input):
                 del node.input[:]
@@ -173,22 +179,20 @@ def rewire(graph_def, mapping: dict[str, str], drop: set[str] = frozenset(),
     return out
 
 
-def _rewired_inputs(node, mapping: dict[str, str], drop) -> list[str]:
+def _rewired_inputs(node, mapping: dict[str, str], ends: dict[str, str], drop) -> list[str]:
     data: list[str] = []
-    controls: list[str] = []
+    controls: dict[str, None] = {}  # (ordered, each once)
     for inp in node.input:
         if is_control(inp):
             target = node_of(mapping.get(inp[1:], inp[1:]))
-            if target not in drop and f"^{target}" not in controls:
-                controls.append(f"^{target}")
+            if target not in drop:
+                controls[f"^{target}"] = None
             continue
-        canon = tensor_name(*split_tensor(inp))
-        while canon in mapping:
-            canon = mapping[canon]
+        canon = ends.get(canon := tensor_name(*split_tensor(inp)), canon)
         if node_of(canon) in drop:
             raise ValueError(f"node {node.name} still reads dropped node {node_of(canon)}")
         data.append(canon)
-    return data + controls
+    return data + list(controls)
 
 
 def topo_order(graph_def) -> list[NodeDef]:
@@ -297,25 +301,3 @@ def free_name(name: str, taken: set[str]) -> str:
     taken.add(candidate)
     return candidate
 
-
-def rename_nodes(graph_def, mapping: dict[str, str]) -> tuple[GraphDef, dict[str, str]]:
-    """A copy with nodes renamed (`old -> new`) and every reference to them updated, and the
-    full renaming done: a node already called `new` (and not renamed itself) gets a free name."""
-    names = {n.name for n in graph_def.node}
-    taken = names | set(mapping.values())
-    mapping = dict(mapping)
-    for new in sorted(set(mapping.values())):
-        if new in names and new not in mapping:
-            mapping[new] = free_name(new, taken)
-    out = with_nodes(graph_def, graph_def.node)
-    for node in out.node:
-        node.name = mapping.get(node.name, node.name)
-        renamed = []
-        for inp in node.input:
-            control = is_control(inp)
-            name, index = split_tensor(inp[1:] if control else inp)
-            name = mapping.get(name, name)
-            renamed.append(f"^{name}" if control else tensor_name(name, index))
-        del node.input[:]
-        node.input.extend(renamed)
-    return out, mapping

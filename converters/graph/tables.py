@@ -76,7 +76,8 @@ def freeze_tables(graph_def, func, owner=None, where: str = "the model"):
     made in the graph without their initializer (a TF1 SavedModel's, filled when it loaded);
     `owner` is the loaded object holding the tables (their kinds)."""
     import tensorflow as tf
-    from graphfreeze.graph.graphdefs import consumers, free_name, nodes_by_name, rename_nodes
+    from graphfreeze.graph.graphdefs import consumers, free_name, nodes_by_name
+    from graphfreeze.graph.renames import rename_nodes
 
     handles = {internal.op.name: external for external, internal in func.graph.captures
                if external.dtype == tf.resource}

@@ -22,9 +22,10 @@ def freeze_text_resources(graph_def, func, owner=None, where: str = "the model")
     """`graph_def` (frozen from `func`) with each captured TF-Text resource placeholder read by a
     TF-Text op replaced by the op that creates the resource; `owner` holds the resources."""
     import tensorflow as tf
-    from graphfreeze.graph.graphdefs import consumers, free_name, nodes_by_name, rename_nodes
+    from graphfreeze.graph.graphdefs import consumers, free_name, nodes_by_name
     from graphfreeze.graph.op_libraries import TEXT_OPS
     from graphfreeze.graph.ops import IDENTITY_OPS
+    from graphfreeze.graph.renames import rename_nodes
 
     handles = {internal.op.name: external for external, internal in func.graph.captures
                if external.dtype == tf.resource}

@@ -71,7 +71,8 @@ def _freeze(func, input_keys: list[str], output_keys: list[str]):
     `input_keys` follow `func.inputs` (captures excluded), `output_keys` `func.outputs`.
     Control flow stays functional (`If`/`While`); the strip stage inlines what is constant.
     """
-    from graphfreeze.graph.graphdefs import rename_nodes, split_tensor, tensor_name
+    from graphfreeze.graph.graphdefs import split_tensor, tensor_name
+    from graphfreeze.graph.renames import rename_nodes
     from tensorflow.core.framework import node_def_pb2
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2,

@@ -13,8 +13,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from tensorflow.core.framework import graph_pb2, node_def_pb2
 
 from graphfreeze.errors import InputError
@@ -91,7 +89,7 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False,
     """Inline function calls (call ops, and nodes whose op is a library function), and `If`s
     whose predicate is a constant (`owned`: in place); calls inside library functions too
     (`nested_calls`). Composite functions only with `composites` (`inline_composites`)."""
-    from graphfreeze.graph.passes.nested_calls import inline_nested
+    from graphfreeze.graph.passes.nested_calls import inline_nested, scopes
 
     nested = inline_nested(graph_def, owned, composites)
     graph_def, owned = nested, owned or nested is not graph_def
@@ -115,7 +113,7 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False,
     chosen = {k: v for k, v in chosen.items() if v in funcs}
     if not chosen:
         return graph_def
-    scopes = _scopes(by_name)
+    taken = scopes(by_name)
     new_nodes: list[node_def_pb2.NodeDef] = []
     mapping: dict[str, str] = {}
     library = {f.signature.name: f for f in graph_def.library.function}
@@ -126,9 +124,9 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False,
             args = args[1:]
         controls = [i for i in node.input if is_control(i)]
         body, outputs = _inline(funcs[func_name], library, args, controls,
-                                _free_prefix(caller, scopes))
+                                _free_prefix(caller, taken))
         new_nodes.extend(body)
-        scopes |= _scopes(n.name for n in body)
+        taken |= scopes(n.name for n in body)
         for index, tensor in enumerate(outputs):
             mapping[tensor_name(caller, index)] = tensor
     graph = rewire(replace_nodes(graph_def, new_nodes, remove=chosen, owned=owned), mapping,
@@ -140,15 +138,6 @@ def inline_composites(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
     """Every call inlined, composite functions' too: for a target without their ops, where the
     body is the computation (TensorFlow's `non_max_suppression_padded_v2`)."""
     return inline_calls(graph_def, keep, composites=True)
-
-
-def _scopes(names: Iterable[str]) -> set[str]:
-    """Every scope the names are in (`a/b/c`: `a`, `a/b`)."""
-    scopes = set()
-    for name in names:
-        while (cut := name.rfind("/")) > 0 and (name := name[:cut]) not in scopes:
-            scopes.add(name)
-    return scopes
 
 
 def _free_prefix(caller: str, scopes: set[str]) -> str:

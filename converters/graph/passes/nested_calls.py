@@ -10,7 +10,10 @@ FunctionDef edges are `node:output_arg:index` (an argument: its name); a call's 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from graphfreeze.graph.composites import composite_functions
+from graphfreeze.graph.function_bodies import map_edges
 from graphfreeze.graph.ops import CALL_OPS
 
 
@@ -31,8 +34,8 @@ def inline_nested(graph_def, owned: bool = False, composites: bool = False):
         for fdef in funcs.values():
             calls = [n for n in fdef.node_def if _callee(n, inlinable)
                      and not any(_callee(m, inlinable) for m in funcs[_callee(n, inlinable)].node_def)]
-            for call in calls:
-                _inline_one(fdef, call, funcs[_callee(call, inlinable)])
+            if calls:
+                _inline_all(fdef, {c.name: funcs[_callee(c, inlinable)] for c in calls})
                 changed = True
         if not changed:
             break
@@ -44,12 +47,49 @@ def _callee(node, inlinable: set[str]) -> str | None:
     return name if name in inlinable else None
 
 
-def _inline_one(fdef, call, body) -> None:
-    """Replace node `call` of `fdef` by `body`'s nodes under `CALL/inlined/`."""
-    prefix = f"{call.name}/inlined/"
-    taken = {n.name for n in fdef.node_def}
-    while any(name.startswith(prefix) for name in taken):
-        prefix = prefix[:-1] + "_/"
+def scopes(names: Iterable[str]) -> set[str]:
+    """Every scope the names are in (`a/b/c`: `a`, `a/b`)."""
+    found = set()
+    for name in names:
+        while (cut := name.rfind("/")) > 0 and (name := name[:cut]) not in found:
+            found.add(name)
+    return found
+
+
+def _inline_all(fdef, bodies: dict) -> None:
+    """Replace each call node of `fdef` named in `bodies` (name: the FunctionDef it calls) by
+    that body's nodes under `CALL/inlined/`, the body rewritten once for all of them."""
+    taken = scopes(n.name for n in fdef.node_def)
+    calls = [n for n in fdef.node_def if n.name in bodies]
+    new_nodes, results = [], {}
+    for call in calls:
+        base = f"{call.name}/inlined"
+        while base in taken:
+            base += "_"
+        nodes, outputs = _body(call, bodies[call.name], base + "/")
+        taken |= scopes(n.name for n in nodes)
+        new_nodes += nodes
+        results[call.name] = (outputs, [a.name for a in bodies[call.name].signature.output_arg],
+                              call.op in CALL_OPS)
+
+    def result(edge: str) -> str:
+        for _ in range(len(results) + 1):  # (a call's result may be another call's output)
+            edge, was = _result(edge, results), edge
+            if edge == was:
+                break
+        return edge
+
+    kept = [n for n in fdef.node_def if n.name not in bodies]
+    del fdef.node_def[:]
+    fdef.node_def.extend(kept + new_nodes)
+    map_edges(fdef, result)
+    for key in list(fdef.control_ret):
+        fdef.control_ret[key] = result("^" + fdef.control_ret[key])[1:]
+
+
+def _body(call, body, prefix: str):
+    """`body`'s nodes renamed under `prefix`, its arguments wired to `call`'s inputs; and the
+    tensors its outputs become."""
     args = [i for i in call.input if not i.startswith("^")]
     controls = [i for i in call.input if i.startswith("^")]
     outer = dict(zip([a.name for a in body.signature.input_arg], args, strict=True))
@@ -71,29 +111,19 @@ def _inline_one(fdef, call, body) -> None:
         if not any(not i.startswith("^") for i in node.input):
             new.input.extend(controls)
         new_nodes.append(new)
-    results = [rename(body.ret[a.name]) for a in body.signature.output_arg]
-    names = [a.name for a in body.signature.output_arg]
+    return new_nodes, [rename(body.ret[a.name]) for a in body.signature.output_arg]
 
-    def result(edge: str) -> str:
-        if edge.startswith("^"):
-            return edge if edge[1:] != call.name else "^" + results[0].split(":")[0]
-        parts = edge.split(":")
-        if parts[0] != call.name:
-            return edge
-        index = int(parts[2]) if len(parts) > 2 else 0
-        if call.op not in CALL_OPS:  # `call:ARG:i`: ARG is one of the body's outputs
-            index += names.index(parts[1])
-        return results[index]
 
-    kept = [n for n in fdef.node_def if n.name != call.name]
-    del fdef.node_def[:]
-    fdef.node_def.extend(kept + new_nodes)
-    for node in fdef.node_def:
-        edges = [result(i) for i in node.input]
-        del node.input[:]
-        node.input.extend(edges)
-    for key in list(fdef.ret):
-        fdef.ret[key] = result(fdef.ret[key])
-    for key in list(fdef.control_ret):
-        if fdef.control_ret[key] == call.name:
-            fdef.control_ret[key] = results[0].split(":")[0]
+def _result(edge: str, results: dict) -> str:
+    """What `edge` reads once the calls in `results` are inlined (itself if no call's)."""
+    if edge.startswith("^"):
+        outputs = results.get(edge[1:], ((),))[0]
+        return "^" + outputs[0].split(":")[0] if outputs else edge
+    parts = edge.split(":")
+    if parts[0] not in results:
+        return edge
+    outputs, names, by_call_op = results[parts[0]]
+    index = int(parts[2]) if len(parts) > 2 else 0
+    if not by_call_op:  # `call:ARG:i`: ARG is one of the body's outputs
+        index += names.index(parts[1])
+    return outputs[index]

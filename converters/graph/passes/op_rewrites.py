@@ -7,6 +7,7 @@ In the main graph and in every function body (ops inside a While/If body convert
 
 from __future__ import annotations
 
+from graphfreeze.graph.function_bodies import map_edges
 from graphfreeze.graph.graphdefs import free_name, node_of
 
 # op -> (the op it becomes, summary): what inspect counts as convertible for ONNX
@@ -49,12 +50,7 @@ def _renamed_outputs(function, names: set[str]) -> None:
         node, _, rest = edge.partition(":")
         return f"{node}:z:{rest[2:]}" if node in names and rest.startswith("y:") else edge
 
-    for node in function.node_def:
-        edges = [fix(e) for e in node.input]
-        del node.input[:]
-        node.input.extend(edges)
-    for key in list(function.ret):
-        function.ret[key] = fix(function.ret[key])
+    map_edges(function, fix)
 
 
 def rewrite_for_onnx(graph_def, keep: list[str], owned: bool = False):

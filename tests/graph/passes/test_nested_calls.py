@@ -46,3 +46,26 @@ def test_a_composite_stays_a_call_until_inlined_on_purpose():
     inlined = inline_composites(kept, ["y", "x"])
     assert not composite_calls(inlined) and not _calls(inlined)
     np.testing.assert_allclose(_run(inlined), _run(graph_def))
+
+
+def test_a_body_whose_calls_read_each_other_freezes_from_its_folder(tmp_path):
+    """models/chains.py's nested_calls: a function whose body chains three calls (each reads the
+    one before, `c0:output:0`), frozen by the `freeze` command in its folder and verified; the
+    inliner once kept the second call as it was before the first was inlined (a KeyError)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import _run as build
+
+    build("chains.py", tmp_path, "--sizes", "3", "--kinds", "nested_calls")
+    done = subprocess.run([str(Path(sys.executable).with_name("freeze")), "nested_calls_3.pb",
+                           "--outputs", "output", "-o", "frozen.pb"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "frozen.pb.json").read_text())["verification"]["passed"]
+    from graphfreeze.proto.tf import graph_pb2
+
+    frozen = graph_pb2.GraphDef.FromString((tmp_path / "frozen.pb").read_bytes())
+    assert [n.op for n in frozen.node].count("Neg") == 3 and not frozen.library.function

@@ -15,10 +15,11 @@ from tests.conftest import _run
 
 @pytest.fixture(scope="module")
 def chains(tmp_path_factory):
-    """models/chains.py's graphs of 200, 2,500 and 20,000 nodes; of 200, 1,000 and 8,000 calls."""
+    """models/chains.py's graphs of 200, 2,500 and 20,000 nodes; of 200, 1,000 and 8,000 calls
+    (in the graph, and chained in a function's body)."""
     out = tmp_path_factory.mktemp("chains")
     _run("chains.py", out, "--sizes", "200,2500,20000")
-    _run("chains.py", out, "--sizes", "200,1000,8000", "--kinds", "calls")
+    _run("chains.py", out, "--sizes", "200,1000,8000", "--kinds", "calls,nested_calls")
     return out
 
 
@@ -40,7 +41,8 @@ def cpu_seconds(graph_def) -> float:
 
 @pytest.mark.parametrize("kind,small,big", [("neg_identity", 2_500, 20_000),
                                             ("relu", 2_500, 20_000),
-                                            ("calls", 1_000, 8_000)])  # (each call inlined)
+                                            ("calls", 1_000, 8_000),  # (each call inlined)
+                                            ("nested_calls", 1_000, 8_000)])
 def test_passes_scale_linearly_on_a_long_chain(chains, kind, small, big):
     small, big = chain(chains, small, kind), chain(chains, big, kind)
     cpu_seconds(chain(chains, 200, kind))  # imports and caches warmed
