@@ -183,31 +183,10 @@ def _fed(graph_def, users: dict[str, list[str]]) -> set[str]:
     return fed
 
 
-def output_count(graph_def, node) -> int | None:
-    """How many tensors `node` outputs, from its op's definition (a library function's
-    signature or TensorFlow's op registry) and its attrs; None if that cannot be told."""
-    from graphfreeze.proto.ops import attr_value
-    from graphfreeze.proto.ops import op_def as registered
-
-    funcs = {f.signature.name: f.signature for f in graph_def.library.function}
-    op_def = funcs.get(node.op) or registered(node.op)
-    if op_def is None:
-        return None
-    total = 0
-    for arg in op_def.output_arg:
-        if arg.number_attr or arg.type_list_attr:
-            key = arg.number_attr or arg.type_list_attr
-            value = attr_value(node, op_def, key)
-            if value is None:
-                return None
-            total += value.i if arg.number_attr else len(value.list.type)
-        else:
-            total += 1
-    return total
-
-
 def _check_index(graph_def, node, index: int, role: str, name: str, where: str) -> None:
     """An InputError if `node` has no output `index` (probs:1 of a Softmax, a NoOp's :0)."""
+    from graphfreeze.proto.ops import output_count
+
     count = output_count(graph_def, node)
     if count is None or index < count:
         return
@@ -254,6 +233,7 @@ def likely_outputs(graph_def, limit: int = 5) -> list[str]:
     fed = _fed(graph_def, users)
     by_name = nodes_by_name(graph_def)
     ranks: dict[str, int] = {}
+    wraps: dict[str, str] = {}  # (each Identity chain walked once)
     training = {name: _training_only(name) for name in fed}  # users are fed too
     for node in graph_def.node:
         if node.name not in fed or training[node.name] or node.op.endswith("Summary"):
@@ -263,7 +243,7 @@ def likely_outputs(graph_def, limit: int = 5) -> list[str]:
         if node.op in _NAMING_OPS:
             if _generated(node) or (inference_users and not word) or not node.input:
                 continue
-            wrapped = _unwrap(by_name, node)
+            wrapped = _unwrap(by_name, node, wraps)
             rank = ranks.get(wrapped, _rank(by_name.get(wrapped), word, inference_users))
         elif node.op in _NON_OUTPUT_OPS:
             continue
@@ -294,16 +274,22 @@ def _rank(node, word: bool, inference_users) -> int | None:
             4 if not inference_users else None)
 
 
-def _unwrap(by_name: dict, node) -> str:
-    """The node an Identity chain wraps."""
-    seen = set()
-    while node is not None and node.op in _NAMING_OPS and node.input and node.name not in seen:
-        seen.add(node.name)
-        name = split_tensor(node.input[0])[0]
-        node = by_name.get(name)
+def _unwrap(by_name: dict, node, memo: dict) -> str:
+    """The node an Identity chain wraps (`memo`: the answer of each link walked before)."""
+    links: dict[str, None] = {}
+    while node is not None and node.op in _NAMING_OPS and node.input and node.name not in links:
+        if node.name in memo:
+            found = memo[node.name]
+            break
+        links[node.name] = None
+        found = split_tensor(node.input[0])[0]
+        node = by_name.get(found)
         if node is None or node.op not in _NAMING_OPS:
-            return name
-    return node.name if node is not None else ""
+            break
+    else:
+        found = node.name if node is not None else ""
+    memo.update(dict.fromkeys(links, found))
+    return found
 
 
 def _generated(node) -> bool:

@@ -49,3 +49,23 @@ def op_def(op: str):
     from tensorflow.python.framework import op_def_registry
 
     return op_def_registry.get(op)
+
+
+def output_count(graph_def, node) -> int | None:
+    """How many tensors `node` outputs, from its op's definition (a library function's
+    signature or TensorFlow's op registry) and its attrs; None if that cannot be told."""
+    funcs = {f.signature.name: f.signature for f in graph_def.library.function}
+    found = funcs.get(node.op) or op_def(node.op)
+    if found is None:
+        return None
+    total = 0
+    for arg in found.output_arg:
+        if arg.number_attr or arg.type_list_attr:
+            key = arg.number_attr or arg.type_list_attr
+            value = attr_value(node, found, key)
+            if value is None:
+                return None
+            total += value.i if arg.number_attr else len(value.list.type)
+        else:
+            total += 1
+    return total
