@@ -93,11 +93,27 @@ def _unscale(by_name, tensor: str, random: set[str]) -> str | None:
 
 
 def _is_scalar_factor(by_name, tensor: str) -> bool:
-    """A scale factor: a scalar Const, or a scalar computed from consts/flags."""
-    node = by_name.get(split_tensor(tensor)[0])
-    if node is None:
-        return False
-    if node.op == "Const":
-        return len(node.attr["value"].tensor.tensor_shape.dim) == 0
-    return node.op in ("RealDiv", "Reciprocal", "Sub", "Cast") and all(
-        _is_scalar_factor(by_name, i) for i in node.input if not is_control(i))
+    """A scale factor: a scalar Const, or a scalar computed from consts/flags (each node judged
+    once, without recursion: a deep or diamond-shaped scale is no deeper or wider to judge)."""
+    known: dict[str, bool] = {}
+    opened: set[str] = set()  # its args pushed: judged when it comes back (a cycle: not a scale)
+    stack = [split_tensor(tensor)[0]]
+    while stack:
+        if (name := stack.pop()) in known:
+            continue
+        node = by_name.get(name)
+        if node is None or node.op not in _SCALE_OPS:
+            known[name] = node is not None and node.op == "Const" and \
+                len(node.attr["value"].tensor.tensor_shape.dim) == 0
+            continue
+        args = [split_tensor(i)[0] for i in node.input if not is_control(i)]
+        if name in opened:
+            known[name] = all(known.get(a, False) for a in args)
+            continue
+        opened.add(name)
+        stack.append(name)
+        stack.extend(a for a in args if a not in known and a not in opened)
+    return known[split_tensor(tensor)[0]]
+
+
+_SCALE_OPS = ("RealDiv", "Reciprocal", "Sub", "Cast")

@@ -35,3 +35,22 @@ def test_plain_multiply_is_not_dropout(build):
 
     graph = build(model)
     assert remove_dropout(graph, ["y", "x"]) == (graph, [])
+
+
+def test_a_scale_judged_once_per_node_however_it_branches():
+    """A scale 64 Subs deep, each reading the one below twice (2**64 paths, judged node by
+    node, no recursion), and a 5,000-Cast chain (deeper than Python's recursion limit)."""
+    from graphfreeze.graph.passes.dropout import _is_scalar_factor
+    from graphfreeze.proto.tf import graph_pb2
+
+    graph = graph_pb2.GraphDef()
+    graph.node.add(name="s0", op="Const").attr["value"].tensor.dtype = 1
+    for i in range(1, 65):
+        graph.node.add(name=f"s{i}", op="Sub", input=[f"s{i - 1}", f"s{i - 1}"])
+    for i in range(5_000):
+        graph.node.add(name=f"c{i}", op="Cast", input=[f"c{i - 1}" if i else "s64"])
+    by_name = {n.name: n for n in graph.node}
+    assert _is_scalar_factor(by_name, "s64") and _is_scalar_factor(by_name, "c4999:0")
+    graph.node.add(name="x", op="Placeholder")
+    by_name["s1"].input[1] = "x"  # a tensor under it: not a scale
+    assert not _is_scalar_factor(by_name, "c4999")
