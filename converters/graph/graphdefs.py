@@ -73,6 +73,15 @@ def colocations(node) -> list[str]:
     return [entry[5:] for entry in entries if entry.startswith("loc:@")]
 
 
+def scopes(names: Iterable[str]) -> set[str]:
+    """Every scope the names are in (`a/b/c`: `a`, `a/b`)."""
+    found = set()
+    for name in names:
+        while (cut := name.rfind("/")) > 0 and (name := name[:cut]) not in found:
+            found.add(name)
+    return found
+
+
 def nodes_by_name(graph_def) -> dict[str, NodeDef]:
     return {n.name: n for n in graph_def.node}
 

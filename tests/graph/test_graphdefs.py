@@ -47,3 +47,9 @@ def test_rewire_grows_with_the_graph():
     cpu(100)
     ratio = min(cpu(16_000) for _ in range(2)) / max(min(cpu(2_000) for _ in range(3)), 1e-3)
     assert ratio < 20, ratio
+
+
+def test_scopes_are_every_enclosing_name_scope():
+    from graphfreeze.graph.graphdefs import scopes
+
+    assert scopes(["a/b/c", "a/b/d", "x", "a/e"]) == {"a", "a/b"}

@@ -24,6 +24,7 @@ from graphfreeze.graph.graphdefs import (
     nodes_by_name,
     replace_nodes,
     rewire,
+    scopes,
     split_tensor,
     tensor_name,
     topo_order,
@@ -89,7 +90,7 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False,
     """Inline function calls (call ops, and nodes whose op is a library function), and `If`s
     whose predicate is a constant (`owned`: in place); calls inside library functions too
     (`nested_calls`). Composite functions only with `composites` (`inline_composites`)."""
-    from graphfreeze.graph.passes.nested_calls import inline_nested, scopes
+    from graphfreeze.graph.passes.nested_calls import inline_nested
 
     nested = inline_nested(graph_def, owned, composites)
     graph_def, owned = nested, owned or nested is not graph_def
@@ -140,10 +141,10 @@ def inline_composites(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
     return inline_calls(graph_def, keep, composites=True)
 
 
-def _free_prefix(caller: str, scopes: set[str]) -> str:
+def _free_prefix(caller: str, taken: set[str]) -> str:
     """A scope under `caller` that no node is in yet."""
     prefix, n = f"{caller}/inlined", 0
-    while prefix in scopes:
+    while prefix in taken:
         n += 1
         prefix = f"{caller}/inlined_{n}"
     return prefix + "/"

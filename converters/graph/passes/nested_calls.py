@@ -10,10 +10,9 @@ FunctionDef edges are `node:output_arg:index` (an argument: its name); a call's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from graphfreeze.graph.composites import composite_functions
 from graphfreeze.graph.function_bodies import map_edges
+from graphfreeze.graph.graphdefs import scopes
 from graphfreeze.graph.ops import CALL_OPS
 
 
@@ -45,15 +44,6 @@ def inline_nested(graph_def, owned: bool = False, composites: bool = False):
 def _callee(node, inlinable: set[str]) -> str | None:
     name = node.attr["f"].func.name if node.op in CALL_OPS else node.op
     return name if name in inlinable else None
-
-
-def scopes(names: Iterable[str]) -> set[str]:
-    """Every scope the names are in (`a/b/c`: `a`, `a/b`)."""
-    found = set()
-    for name in names:
-        while (cut := name.rfind("/")) > 0 and (name := name[:cut]) not in found:
-            found.add(name)
-    return found
 
 
 def _inline_all(fdef, bodies: dict) -> None:
@@ -116,8 +106,8 @@ def _body(call, body, prefix: str):
 
 def _result(edge: str, results: dict) -> str:
     """What `edge` reads once the calls in `results` are inlined (itself if no call's)."""
-    if edge.startswith("^"):
-        outputs = results.get(edge[1:], ((),))[0]
+    if edge.startswith("^"):  # on a call: on its first result's node (none: left as it is)
+        outputs = results[edge[1:]][0] if edge[1:] in results else ()
         return "^" + outputs[0].split(":")[0] if outputs else edge
     parts = edge.split(":")
     if parts[0] not in results:

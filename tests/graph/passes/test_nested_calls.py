@@ -69,3 +69,36 @@ def test_a_body_whose_calls_read_each_other_freezes_from_its_folder(tmp_path):
 
     frozen = graph_pb2.GraphDef.FromString((tmp_path / "frozen.pb").read_bytes())
     assert [n.op for n in frozen.node].count("Neg") == 3 and not frozen.library.function
+
+
+def test_control_edges_on_an_inlined_call_move_to_its_result():
+    """A body node waiting on a call (`^c0`) and a control result naming it wait on what the
+    call's result became; a call reading another's output reads its inlined result."""
+    from graphfreeze.graph.passes.nested_calls import inline_nested
+    from graphfreeze.proto.tf import graph_pb2
+
+    graph = graph_pb2.GraphDef()
+    negate = graph.library.function.add()
+    negate.signature.name = "negate"
+    negate.signature.input_arg.add(name="a", type=1)
+    negate.signature.output_arg.add(name="y", type=1)
+    negate.node_def.add(name="neg", op="Neg", input=["a"]).attr["T"].type = 1
+    negate.ret["y"] = "neg:y:0"
+    outer = graph.library.function.add()
+    outer.signature.name = "outer"
+    outer.signature.input_arg.add(name="a", type=1)
+    outer.signature.output_arg.add(name="y", type=1)
+    outer.signature.control_output.append("done")
+    for name, source in (("c0", "a"), ("c1", "c0:output:0")):
+        call = outer.node_def.add(name=name, op="PartitionedCall", input=[source])
+        call.attr["f"].func.name = "negate"
+        call.attr["Tin"].list.type.append(1)
+        call.attr["Tout"].list.type.append(1)
+    outer.node_def.add(name="wait", op="NoOp", input=["^c1"])
+    outer.ret["y"] = "c1:output:0"
+    outer.control_ret["done"] = "c0"
+    out = {f.signature.name: f for f in inline_nested(graph).library.function}["outer"]
+    inputs = {n.name: list(n.input) for n in out.node_def}
+    assert inputs == {"wait": ["^c1/inlined/neg"], "c0/inlined/neg": ["a"],
+                      "c1/inlined/neg": ["c0/inlined/neg:y:0"]}
+    assert out.ret["y"] == "c1/inlined/neg:y:0" and out.control_ret["done"] == "c0/inlined/neg"
