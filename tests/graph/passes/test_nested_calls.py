@@ -71,33 +71,21 @@ def test_a_body_whose_calls_read_each_other_freezes_from_its_folder(tmp_path):
     assert [n.op for n in frozen.node].count("Neg") == 3 and not frozen.library.function
 
 
-def test_control_edges_on_an_inlined_call_move_to_its_result():
-    """A body node waiting on a call (`^c0`) and a control result naming it wait on what the
-    call's result became; a call reading another's output reads its inlined result."""
+def test_control_edges_on_an_inlined_call_move_to_its_result(tmp_path):
+    """models/chains.py's nested_calls with two calls (`c1` reads `c0:output:0`), a body node
+    waiting on `c1` and a control result naming `c0`: each waits on what the call became."""
     from graphfreeze.graph.passes.nested_calls import inline_nested
     from graphfreeze.proto.tf import graph_pb2
 
-    graph = graph_pb2.GraphDef()
-    negate = graph.library.function.add()
-    negate.signature.name = "negate"
-    negate.signature.input_arg.add(name="a", type=1)
-    negate.signature.output_arg.add(name="y", type=1)
-    negate.node_def.add(name="neg", op="Neg", input=["a"]).attr["T"].type = 1
-    negate.ret["y"] = "neg:y:0"
-    outer = graph.library.function.add()
-    outer.signature.name = "outer"
-    outer.signature.input_arg.add(name="a", type=1)
-    outer.signature.output_arg.add(name="y", type=1)
-    outer.signature.control_output.append("done")
-    for name, source in (("c0", "a"), ("c1", "c0:output:0")):
-        call = outer.node_def.add(name=name, op="PartitionedCall", input=[source])
-        call.attr["f"].func.name = "negate"
-        call.attr["Tin"].list.type.append(1)
-        call.attr["Tout"].list.type.append(1)
-    outer.node_def.add(name="wait", op="NoOp", input=["^c1"])
-    outer.ret["y"] = "c1:output:0"
-    outer.control_ret["done"] = "c0"
-    out = {f.signature.name: f for f in inline_nested(graph).library.function}["outer"]
+    from tests.conftest import _run as build
+
+    build("chains.py", tmp_path, "--sizes", "2", "--kinds", "nested_calls")
+    graph = graph_pb2.GraphDef.FromString((tmp_path / "nested_calls_2.pb").read_bytes())
+    chain = {f.signature.name: f for f in graph.library.function}["chain"]
+    chain.node_def.add(name="wait", op="NoOp", input=["^c1"])
+    chain.signature.control_output.append("done")
+    chain.control_ret["done"] = "c0"
+    out = {f.signature.name: f for f in inline_nested(graph).library.function}["chain"]
     inputs = {n.name: list(n.input) for n in out.node_def}
     assert inputs == {"wait": ["^c1/inlined/neg"], "c0/inlined/neg": ["a"],
                       "c1/inlined/neg": ["c0/inlined/neg:y:0"]}
