@@ -206,23 +206,21 @@ finally:
 """
 
 
-def test_rerun_unchanged_is_all_cached_fast_without_tensorflow(workspace, tmp_path):
+def test_rerun_unchanged_is_all_cached_without_tensorflow(workspace, tmp_path):
+    """An unchanged re-run: every job from the cache, no TensorFlow imported (its time is
+    bench/bench_batch.py's `cache` part, not asserted here)."""
     ws = clone(workspace[0], tmp_path)
     warm(ws)
     shutil.rmtree(ws / "dist")  # the artifacts come back from the cache
     code = f"HEAVY = set({sorted(HEAVY)!r})\n" + CHECK_IMPORTS
-    start = time.monotonic()
     done = subprocess.run([sys.executable, "-c", code, "batch", "models.toml", "--jobs", "2",
-                           "--cache", "cache"], cwd=ws, capture_output=True, text=True, timeout=120)
-    seconds = time.monotonic() - start
-    print(f"cached re-run: {seconds:.2f} s")
+                           "--cache", "cache"], cwd=ws, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1] == "heavy modules: ", done.stderr
     assert [line.split()[0] for line in done.stdout.splitlines()[:5]] == ["cached"] * 5
     assert statuses(report_of(ws / "dist")) == dict.fromkeys(ORDER, "cached")
     for name in ORDER:
         assert digests(ws / "dist" / name) == digests(workspace[0] / "dist" / name), name
-    assert seconds < 5
 
 
 # -- a changed model and a damaged cache entry: rebuilt, alone ------------------------------------
@@ -594,7 +592,6 @@ def test_timeout_fails_the_job(samples, tmp_path):
                                                           "graphfreeze_version": "0.1.0"}))
     staging = tmp_path / "tmp"
     staging.mkdir()
-    start = time.monotonic()
     done = subprocess.run([FREEZE, "batch", "cnn_v1", "--outputs", "probs", "--target",
                            "android,tflite", "--jobs", "1", "--timeout", "0.02", "--no-cache"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600,
@@ -607,7 +604,6 @@ def test_timeout_fails_the_job(samples, tmp_path):
     assert "(removed 4 stale file(s) of an earlier run)" in done.stdout
     assert not earlier.exists()
     assert os.listdir(staging) == []
-    assert time.monotonic() - start < 60
 
 
 def test_ctrl_c_stops_workers_and_leaves_no_temporary_files(samples, tmp_path):

@@ -99,7 +99,6 @@ def test_the_page_shows_the_graph_with_the_worst_node_highlighted(explained, bro
         assert re.search(r"worst dnn/logits/folded \(fully_connected\) \([\d.e-]+\), selected",
                          lines[1]), lines  # (how far: the CPU's fp16 kernels')
         print(f"freeze explain: URL after {startup:.1f} s")
-        assert startup < 30
         url = lines[0].split(" ", 2)[2]
         browser.events.clear()
         browser.call("Page.navigate", session=True, url=url)

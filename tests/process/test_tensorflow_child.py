@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -150,13 +151,10 @@ def test_a_child_that_died_fails_every_call_at_once(monkeypatch):
 
 
 def test_close_does_not_wait_for_the_import():
-    import time
-
     child = Child()
     pending = child.submit(math.sqrt, 4.0)  # written while the child still imports TensorFlow
-    start = time.perf_counter()
     child.close()
-    assert time.perf_counter() - start < 1.5
+    assert child._process.returncode == -signal.SIGKILL  # killed while importing, not awaited
     with pytest.raises(RuntimeError, match="ended"):
         pending.result(timeout=30)
 
