@@ -47,6 +47,15 @@ def test_targets_sharing_a_suffix_get_the_target_name(registry):
     assert len(set(got.values())) == len(got)
 
 
+def test_a_quantized_target_file_carries_its_name_whatever_else_runs(registry):
+    """A build script can rely on the name; an int8 model never gets a float-looking one."""
+    for others in ([], ["tflite"], ["android", "onnx"]):
+        got = paths(registry, ["edge-int8", "onnx-int8", *others], output="o/")
+        assert got["edge-int8"] == "o/model.edge-int8.tflite"
+        assert got["onnx-int8"] == "o/model.onnx-int8.onnx"
+    assert paths(registry, ["tflite"], output="o/") == {"tflite": "o/model.tflite"}
+
+
 def test_several_targets_with_o_file_is_treated_as_a_folder(registry):
     got = paths(registry, ["android", "onnx"], output="out")
     assert got == {"android": "out/model.pb", "onnx": "out/model.onnx"}

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 
 def output_paths(out: str | None, plans: list[TargetPlan], stem: str) -> dict[str, str]:
     """Where each target's artifact goes: `out` (-o) for one target, else beside the source (or
-    in -o DIR/). The target's name goes into the file name when targets share a suffix."""
+    in -o DIR/). A quantized target's file always carries the target's name
+    (model.edge-int8.tflite, whatever else the run writes); a float one's only when another
+    target of the run writes the same suffix and its name is not the suffix's (tflite, onnx)."""
     if out and storage.is_remote(out) and not out.partition("://")[2].strip("/"):
         raise OutputError(f"{out}: names no bucket; give {out.partition('://')[0]}://BUCKET/PATH")
     if out and len(plans) == 1 and not out.endswith("/"):
@@ -30,10 +32,18 @@ def output_paths(out: str | None, plans: list[TargetPlan], stem: str) -> dict[st
     suffixes = [p.suffix for p in plans]
     paths = {}
     for p in plans:
-        shared = suffixes.count(p.suffix) > 1 and p.target.name != p.suffix.lstrip(".")
-        name = stem + (f".{file_safe(p.target.name)}" if shared else "") + p.suffix
+        plain = p.target.name == p.suffix.lstrip(".")
+        named = quantized(p) or suffixes.count(p.suffix) > 1 and not plain
+        name = stem + (f".{file_safe(p.target.name)}" if named else "") + p.suffix
         paths[p.target.name] = storage.join(folder, storage.basename(name)) if folder else name
     return paths
+
+
+def quantized(plan: TargetPlan) -> bool:
+    """Whether the target's export quantizes (its options' `quantize`, as the tflite and onnx
+    formats name it, is set to something but none)."""
+    return any(getattr(step.options, "quantize", "none") not in ("none", None)
+               for step in plan.steps if step.stage.suffix)
 
 
 def file_safe(name: str) -> str:

@@ -161,7 +161,7 @@ def test_a_lookup_table_to_openvino_and_int8(family, tmp_path):
     done = freeze(path.name, "--target", "openvino,edge-int8", "-o", "out/", cwd=folder)
     assert done.returncode == 0, done.stdout + done.stderr
     openvino = sidecar(folder / "out" / f"{path.name}.xml")
-    int8 = sidecar(folder / "out" / f"{path.name}.tflite")
+    int8 = sidecar(folder / "out" / f"{path.name}.edge-int8.tflite")
     assert openvino["verification"]["passed"] and int8["verification"]["passed"]
     assert openvino["op_libraries"] == ["openvino-tokenizers"] and int8["quantize"] == "int8"
 

@@ -32,6 +32,6 @@ def explained(samples, tmp_path_factory) -> Path:
                                "--explain", "-o", "out/"], cwd=folder, env=ENV,
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert "freeze explain out/model.ckpt-200.tflite" in done.stdout
+        assert "freeze explain out/model.ckpt-200.tflite-fp16.tflite" in done.stdout
 
     return _once(_shared(tmp_path_factory, "explained"), build) / "iris"

@@ -64,7 +64,7 @@ def test_without_the_extra_one_line_names_it(explained, tmp_path):
     (blocked / "model_explorer.py").write_text("raise ImportError('not installed')\n")
     env = {**ENV, "PYTHONPATH": os.pathsep.join([str(blocked), *filter(None, [
         ENV.get("PYTHONPATH")])])}
-    done = subprocess.run([FREEZE, "explain", "out/model.ckpt-200.tflite"], cwd=explained,
+    done = subprocess.run([FREEZE, "explain", "out/model.ckpt-200.tflite-fp16.tflite"], cwd=explained,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 6, done.stderr
     assert done.stderr.strip().splitlines() == [

@@ -11,7 +11,7 @@ import pytest
 from graphfreeze.explain import overlay, serve
 
 ARTIFACTS = {"model.ckpt-200.pb": "builtin_graphdef", "model.ckpt-200.savedmodel":
-             "builtin_tf_direct", "model.ckpt-200.tflite": "builtin_tflite_flatbuffer"}
+             "builtin_tf_direct", "model.ckpt-200.tflite-fp16.tflite": "builtin_tflite_flatbuffer"}
 
 
 def _named(graph: dict) -> dict:

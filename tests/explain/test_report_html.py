@@ -23,12 +23,12 @@ def test_report_links_each_overlay(explained, tmp_path):
     plain = dataclasses.replace(plain, sidecar={k: v for k, v in plain.sidecar.items()
                                                 if k != "explain"})  # as without --explain
     job = JobResult("iris", str(explained), ("android", "tflite-fp16"), OK, 1.0, artifacts=(
-        plain, _record(out, "model.ckpt-200.tflite", "tflite-fp16")))
+        plain, _record(out, "model.ckpt-200.tflite-fp16.tflite", "tflite-fp16")))
     page = report_html(Report(jobs=(job,), seconds=1.0), str(tmp_path)).decode()
     links = re.findall(r'<a class="overlay" href="([^"]+)" title="([^"]+)">(\w+)</a>', page)
     assert [(kind, title) for _, title, kind in links] == [
-        ("divergence", "freeze explain model.ckpt-200.tflite"),
-        ("quantization", "freeze explain model.ckpt-200.tflite")]
+        ("divergence", "freeze explain model.ckpt-200.tflite-fp16.tflite"),
+        ("quantization", "freeze explain model.ckpt-200.tflite-fp16.tflite")]
     for href, _, kind in links:
         assert not href.startswith("/") and (tmp_path / href).resolve() == \
-            out / f"model.ckpt-200.tflite.{kind}.json"
+            out / f"model.ckpt-200.tflite-fp16.tflite.{kind}.json"

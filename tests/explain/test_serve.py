@@ -92,7 +92,7 @@ def test_the_page_shows_the_graph_with_the_worst_node_highlighted(explained, bro
     trap = Trap()
     env = trap.proxied(ENV)
     began = time.monotonic()
-    proc, lines = start_explain(explained, "out/model.ckpt-200.tflite", "--port", "0", env=env)
+    proc, lines = start_explain(explained, "out/model.ckpt-200.tflite-fp16.tflite", "--port", "0", env=env)
     try:
         startup = time.monotonic() - began
         assert lines and lines[0].startswith("Model Explorer: http://127.0.0.1:"), lines
@@ -103,7 +103,7 @@ def test_the_page_shows_the_graph_with_the_worst_node_highlighted(explained, bro
         browser.events.clear()
         browser.call("Page.navigate", session=True, url=url)
         browser.wait_for("Page.loadEventFired")
-        car = json.loads((explained / "out/model.ckpt-200.tflite.json").read_text())
+        car = json.loads((explained / "out/model.ckpt-200.tflite-fp16.tflite.json").read_text())
         data = json.loads((explained / "out" / car["explain"]["divergence"]).read_text())
         deadline, shown = time.monotonic() + 40, []
         text, color = _worst(data)
@@ -125,8 +125,8 @@ def test_the_page_shows_the_graph_with_the_worst_node_highlighted(explained, bro
             assert ("content" in answer) == served, answer  # the overlays, no other file
         direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         other = explained / "other.tflite"  # another model file, readable by the adapter
-        other.write_bytes((explained / "out/model.ckpt-200.tflite").read_bytes())
-        for path, read in ((explained / "out/model.ckpt-200.tflite", True), (other, False)):
+        other.write_bytes((explained / "out/model.ckpt-200.tflite-fp16.tflite").read_bytes())
+        for path, read in ((explained / "out/model.ckpt-200.tflite-fp16.tflite", True), (other, False)):
             command = {"cmdId": "convert", "extensionId": "builtin_tflite_flatbuffer",
                        "modelPath": str(path), "settings": {}, "deleteAfterConversion": True}
             with direct.open(urllib.request.Request(

@@ -12,10 +12,10 @@ import pytest
 TARGET_FILES = {  # target -> (file written by `-o DIR/` with that single target, format)
     "server": ("model.ckpt-200.savedmodel", "saved_model"),
     "tflite": ("model.ckpt-200.tflite", "tflite"),
-    "tflite-fp16": ("model.ckpt-200.tflite", "tflite"),
-    "tflite-dynamic": ("model.ckpt-200.tflite", "tflite"),
-    "edge-int8": ("model.ckpt-200.tflite", "tflite"),
-    "edge-int16x8": ("model.ckpt-200.tflite", "tflite"),
+    "tflite-fp16": ("model.ckpt-200.tflite-fp16.tflite", "tflite"),
+    "tflite-dynamic": ("model.ckpt-200.tflite-dynamic.tflite", "tflite"),
+    "edge-int8": ("model.ckpt-200.edge-int8.tflite", "tflite"),
+    "edge-int16x8": ("model.ckpt-200.edge-int16x8.tflite", "tflite"),
     "onnx": ("model.ckpt-200.onnx", "onnx"),
 }
 
