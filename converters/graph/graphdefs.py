@@ -146,12 +146,38 @@ def extract(graph_def, roots: Iterable[str], stop_at: Iterable[str] = (),
     itself when nothing goes; with `owned=True` (the caller just built it) edited in place."""
     keep = reachable(graph_def, roots, stop_at)
     if owned or len(keep) == len(graph_def.node):
-        for i in reversed([i for i, n in enumerate(graph_def.node) if n.name not in keep]):
+        cut = [i for i, n in enumerate(graph_def.node) if n.name not in keep]
+        for i in reversed(cut):
             del graph_def.node[i]
+        if cut:
+            drop_lost_colocations(graph_def)
         return prune_functions(graph_def, owned)
     nodes = [n for n in graph_def.node if n.name in keep]
     funcs = {f.signature.name: f for f in graph_def.library.function}
-    return with_nodes(graph_def, nodes, functions_reached(funcs, nodes))
+    out = with_nodes(graph_def, nodes, functions_reached(funcs, nodes))
+    drop_lost_colocations(out)
+    return out
+
+
+def drop_lost_colocations(graph_def) -> None:
+    """Each `_class` entry `loc:@NAME` naming a node not in `graph_def` removed, in place, as
+    TensorFlow's own export of a scope drops those naming nodes outside it: a graph cut away
+    from what its nodes were colocated with (an Estimator's iterator, with its dataset) still
+    imports. A malformed `_class` is left to the import check, which names it."""
+    names = None
+    for node in graph_def.node:
+        if "_class" not in node.attr or node.attr["_class"].WhichOneof("value") != "list":
+            continue
+        names = names or {n.name.encode() for n in graph_def.node}
+        entries = node.attr["_class"].list.s
+        kept = [e for e in entries if not e.startswith(b"loc:@") or e[5:] in names]
+        if len(kept) == len(entries):
+            continue
+        if kept:
+            del entries[:]
+            entries.extend(kept)
+        else:
+            del node.attr["_class"]
 
 
 def rewire(graph_def, mapping: dict[str, str], drop: set[str] = frozenset(),

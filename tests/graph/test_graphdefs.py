@@ -1,10 +1,10 @@
-"""Helpers every pass uses: free names, rewiring."""
+"""Helpers every pass uses: free names, rewiring, cuts."""
 
 from __future__ import annotations
 
 import time
 
-from graphfreeze.graph.graphdefs import free_name, rewire
+from graphfreeze.graph.graphdefs import extract, free_name, rewire
 from graphfreeze.proto.tf import graph_pb2
 
 
@@ -53,3 +53,39 @@ def test_scopes_are_every_enclosing_name_scope():
     from graphfreeze.graph.graphdefs import scopes
 
     assert scopes(["a/b/c", "a/b/d", "x", "a/e"]) == {"a", "a/b"}
+
+
+def _colocated_graph():
+    """`y` reads `IteratorGetNext`, colocated with the dataset node `Dataset` it does not read
+    (an Estimator's input pipeline), and with `x`, which it does."""
+    graph = graph_pb2.GraphDef()
+    for name, op in (("Dataset", "Const"), ("x", "Const"), ("IteratorGetNext", "Identity"),
+                     ("y", "Identity")):
+        node = graph.node.add(name=name, op=op)
+        if op == "Const":
+            node.attr["dtype"].type = 1
+            node.attr["value"].tensor.dtype = 1
+            node.attr["value"].tensor.float_val.append(1.0)
+        else:
+            node.attr["T"].type = 1
+    graph.node[2].input.append("x")
+    graph.node[2].attr["_class"].list.s.extend([b"loc:@Dataset", b"loc:@x"])
+    graph.node[3].input.append("IteratorGetNext")
+    graph.node[3].attr["_class"].list.s.append(b"loc:@Dataset")
+    return graph
+
+
+def test_a_cut_drops_colocations_with_the_nodes_it_drops():
+    import tensorflow as tf
+
+    graph = _colocated_graph()
+    for owned in (False, True):
+        cut = extract(graph if not owned else type(graph).FromString(graph.SerializeToString()),
+                      ["y"], owned=owned)
+        nodes = {n.name: n for n in cut.node}
+        assert sorted(nodes) == ["IteratorGetNext", "x", "y"]
+        assert list(nodes["IteratorGetNext"].attr["_class"].list.s) == [b"loc:@x"]
+        assert "_class" not in nodes["y"].attr
+        with tf.Graph().as_default():
+            tf.graph_util.import_graph_def(cut, name="")  # imports: nothing names a lost node
+    assert list(graph.node[3].attr["_class"].list.s) == [b"loc:@Dataset"]  # the caller's kept
