@@ -109,7 +109,9 @@ def evaluate(sub, order: list[str], read: list[tuple[str, int]], controls: dict)
         return foldable, []
     wanted = sorted(wanted)
     try:
-        values = run_graph_def(sub, {}, [tensor_name(n, i) for n, i in wanted])
+        # `node:index` always: TensorFlow's Python session reads a bare `node` as the op (its
+        # value None), which it runs when the C API cannot (a string fetch)
+        values = run_graph_def(sub, {}, [f"{n}:{i}" for n, i in wanted])
     except Exception as err:  # noqa: BLE001 -- TensorFlow's run error: left to the graph's run
         if not is_run_error(err):
             raise

@@ -140,3 +140,18 @@ def test_colocated_constants_fold(build, run):
     assert {n.name: n.op for n in folded.node}["c"] == "Const"
     x = np.ones((2, 3), np.float32)
     np.testing.assert_allclose(run(folded, {"x:0": x}, "y:0"), run(graph, {"x:0": x}, "y:0"))
+
+
+def test_string_values_fold_where_the_python_session_runs_them(build, run):
+    """A string result is fetched by TensorFlow's Python session (the C API takes numbers
+    only), as `node:0`: a bare node name would fetch the op, whose value is None."""
+    def model():
+        x = v1.placeholder(tf.string, [None], name="x")
+        tail = tf.strings.join([tf.constant("a"), tf.constant("b")], name="tail")
+        tf.strings.join([x, tail], name="y")
+
+    graph = build(model)
+    folded = fold_constants(graph, ["y", "x"])
+    assert {n.name: n.op for n in folded.node}["tail"] == "Const"
+    x = np.array([b"x", b"y"])
+    assert list(run(folded, {"x:0": x}, "y:0")) == list(run(graph, {"x:0": x}, "y:0"))
