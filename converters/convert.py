@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from graphfreeze import names, plan
 from graphfreeze.errors import InputError, OutputError
-from graphfreeze.graph.graphdefs import split_tensor
 from graphfreeze.io import outputs, storage
 from graphfreeze.options import paths_of
 from graphfreeze.plugins import Source
@@ -97,10 +96,16 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
                                  strict=request.flags)
     paths = outputs.output_paths(request.output, plans, source.stem(request.source, options))
     sidecars = {t: p + ".json" for t, p in paths.items()}
-    outputs.check(plans, paths, [*sidecars.values(), *outputs.beside(plans, paths)],
-                  [request.source, *source.files(request.source, options),
-                   *source.kept(request.source, options)], request.force,
-                  "-o" if request.flags else "output")  # (a manifest's out_dir, the API's)
+    try:
+        outputs.check(plans, paths, [*sidecars.values(), *outputs.beside(plans, paths)],
+                      [request.source, *source.files(request.source, options),
+                       *source.kept(request.source, options)], request.force,
+                      "-o" if request.flags else "output")  # (a manifest's out_dir, the API's)
+    except OutputError:  # a wrong --outputs/--inputs name is said first: its fix before --force's
+        if source.floor:  # (a graph read without TensorFlow)
+            names.check_given(lambda: source.load(request.source, options, request.unsafe),
+                              request.outputs, request.inputs)
+        raise
     return Prepared(request, registry, source, options, plans, paths, sidecars)
 
 
@@ -117,7 +122,7 @@ def _initial_state(request: Request, model, memo: dict | None) -> State:
     if not getattr(model, "validated", True):  # (sources/base.LoadedModel) what the run reads
         from graphfreeze.graph.checks.validate import check_graph_def
 
-        check_graph_def(model.graph_def, where, _roots(model, wanted, list(request.inputs)))
+        check_graph_def(model.graph_def, where, names.roots(model, wanted, list(request.inputs)))
     if not wanted:
         likely = names.likely_outputs(model.graph_def)
         listed = ", ".join(likely) if likely else "none found"
@@ -162,17 +167,6 @@ def _initial_state(request: Request, model, memo: dict | None) -> State:
             memo[IMPORT_CHECK].result()
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags,
                  notes=notes, memo=memo)
-
-
-def _roots(model, wanted: list[str], given: list[str]) -> list[str] | None:
-    """The nodes the outputs and inputs name and the tables' initializer: what a run validates
-    the part of; None (the whole graph) when no output is named or a name is not a node's
-    (a Keras layer's, resolved to its op later)."""
-    named = [names.split_shape(n, role)[0].lstrip("^") for ns, role in
-             ((wanted, "output"), (given, "input")) for n in ns]
-    nodes = {n.name for n in model.graph_def.node}
-    roots = [split_tensor(n)[0] for n in named] + [t for t in [model.notes.get("table_init")] if t]
-    return roots if wanted and all(r in nodes for r in roots) else None
 
 
 def _interface_state(model, outputs, inputs, notes: dict, memo: dict) -> State:

@@ -15,6 +15,13 @@ from dataclasses import dataclass
 from graphfreeze.errors import InputError
 from graphfreeze.graph.graphdefs import consumers, nodes_by_name, reachable, split_tensor
 from graphfreeze.graph.layer_names import layer_members
+from graphfreeze.graph.likely import (
+    NON_OUTPUT_OPS,
+    fed_nodes,
+    likely_outputs,  # noqa: F401 -- (names.likely_outputs)
+    output_ranks,
+    training_only,
+)
 from graphfreeze.graph.ops import FED_OPS, PLACEHOLDER_OPS
 
 # Last name component -> inference value, for scalar flags that must not become inputs.
@@ -25,23 +32,6 @@ FLAG_VALUES = {
     "learning_phase": False, "keras_learning_phase": False,
 }
 
-# Nodes that never make a sensible model output.
-_TRAINING_PREFIXES = ("save/", "save_", "gradients/", "gradients_", "train/", "Adam", "GradientDescent",
-                      "Momentum", "RMSProp", "Adagrad", "report_uninitialized", "init", "Merge/",
-                      "summaries", "global_step", "beta1_power", "beta2_power")
-_OUTPUT_OPS = {"Softmax", "Sigmoid", "ArgMax", "TopKV2", "LogSoftmax"}
-_OUTPUT_WORDS = ("prob", "predict", "output", "logit", "score", "embedding", "classes")
-_TRAINING_WORDS = ("gradients", "loss", "accuracy", "summary", "metric", "optimizer")
-_NON_OUTPUT_OPS = {
-    "NoOp", "Assign", "AssignAdd", "AssignSub", "AssignVariableOp", "AssignAddVariableOp",
-    "AssignSubVariableOp", "SaveV2", "RestoreV2", "MergeSummary", "ScalarSummary",
-    "HistogramSummary", "ImageSummary", "Const", "VariableV2", "Variable", "VarHandleOp",
-    "VarIsInitializedOp", "IsVariableInitialized", "Assert", "Print", "PrintV2",
-    "Placeholder", "PlaceholderWithDefault", "ReadVariableOp", "Identity", "ApplyAdam",
-    "ResourceApplyAdam", "ShardedFilename", "StringJoin", "MergeV2Checkpoints", "Pack",
-    "Shape", "ShapeN", "Size", "Rank", "SparseSoftmaxCrossEntropyWithLogits",
-    "SoftmaxCrossEntropyWithLogits",
-}
 
 
 @dataclass(frozen=True)
@@ -91,12 +81,39 @@ def split_shape(raw: str, role: str) -> tuple[str, tuple[int | None, ...] | None
     return match.group(1), tuple(dims)
 
 
-def suggest(name: str, candidates: list[str], n: int = 3) -> str:
-    close = difflib.get_close_matches(name, candidates, n=n, cutoff=0.6)
-    if not close:
-        tail = name.rsplit("/", 1)[-1].lower()
-        close = sorted(c for c in candidates if tail and tail in c.lower())[:n]
-    return ", ".join(f"'{c}'" for c in close)
+def suggest(name: str, graph_def, n: int = 3) -> str:
+    """Up to `n` nodes the user may have meant by `name`: spelled like it, of the op type it
+    names (`softmax`: the Softmax nodes) or holding it; what inference computes first (on the
+    way from the inputs to the likely outputs), the training scopes' (gradients/, the
+    optimizer's, the loss's) last."""
+    lowered = name.lower()
+    tail = lowered.rsplit("/", 1)[-1]
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(name)
+    found = {}
+    for node in graph_def.node:
+        matcher.set_seq1(node.name)
+        close = matcher.real_quick_ratio() >= 0.6 and matcher.quick_ratio() >= 0.6 and \
+            matcher.ratio() >= 0.6
+        how = 0 if node.op.lower() == tail else 1 if close else \
+            2 if tail and tail in node.name.lower() else None
+        if how is not None:
+            found[node.name] = (how, -matcher.ratio() if close else 0.0)
+    if not found:
+        return ""
+    path = _inference_path(graph_def)
+    tier = {c: 0 if c in path else 2 if any(map(training_only, c.split("/"))) else 1
+            for c in found}  # (an optimizer's slots: dense/kernel/Adam)
+    best = sorted(found, key=lambda c: (tier[c], *found[c], c))[:n]
+    return ", ".join(f"'{c}'" for c in best)
+
+
+def _inference_path(graph_def) -> set[str]:
+    """The nodes inference computes: those from the placeholders up to the nodes that look like
+    outputs (likely_outputs' first ranks: an output op or name), or up to any likely output."""
+    ranks, _ = output_ranks(graph_def)
+    ends = [name for name, rank in ranks.items() if rank < 4] or list(ranks)
+    return reachable(graph_def, ends) & fed_nodes(graph_def, consumers(graph_def))
 
 
 def resolve(graph_def, names: list[str], role: str, where: str,
@@ -115,7 +132,7 @@ def resolve(graph_def, names: list[str], role: str, where: str,
             node, index = _layer_output(graph_def, by_name, node, role, where, keras) or \
                 (node, index)
         if node not in by_name:
-            hint = suggest(node, list(by_name))
+            hint = suggest(node, graph_def)
             fix = f"did you mean {hint}?" if hint else "run `freeze inspect` to list the nodes"
             raise InputError(f"{role} '{name}' not in graph {where}; {fix}")
         if shape is not None and role != "input":
@@ -126,6 +143,31 @@ def resolve(graph_def, names: list[str], role: str, where: str,
         given[node, index] = name
         refs.append(TensorRef(node, index, shape))
     return refs
+
+
+def roots(model, wanted: list[str], given: list[str]) -> list[str] | None:
+    """The nodes the outputs and inputs name and the tables' initializer: what a run validates
+    the part of; None (the whole graph) when no output is named or a name is not a node's
+    (a Keras layer's, resolved to its op later)."""
+    named = [split_shape(n, role)[0].lstrip("^") for ns, role in
+             ((wanted, "output"), (given, "input")) for n in ns]
+    nodes = {n.name for n in model.graph_def.node}
+    roots = [split_tensor(n)[0] for n in named] + [t for t in [model.notes.get("table_init")] if t]
+    return roots if wanted and all(r in nodes for r in roots) else None
+
+
+def check_given(load, outputs, inputs) -> None:
+    """An InputError if a name in `outputs` or `inputs` is not the model's (`load()` gives the
+    model): said before an output is refused, as its fix comes first. A model that fails to load
+    says nothing here (the run says it)."""
+    if not (outputs or inputs):
+        return
+    try:
+        model = load()
+    except Exception:  # noqa: BLE001 -- said by the run, once the output is dealt with
+        return
+    for wanted, role in ((outputs, "output"), (inputs, "input")):
+        resolve(model.graph_def, list(wanted), role, model.graph_file, model.notes.get("keras"))
 
 
 def check_fed(graph_def, needed: set[str], given, flags: dict, outputs: str) -> None:
@@ -152,35 +194,23 @@ def _layer_output(graph_def, by_name: dict, layer: str, role: str, where: str,
     inputs, that ops outside it read, or that nothing reads), or None when no scope in the
     graph is that layer's (layer_names). A TF1 graph's optimizer and saver do not count."""
     users = consumers(graph_def)
-    fed = _fed(graph_def, users)
+    fed = fed_nodes(graph_def, users)
     members = {n for n in layer_members(by_name, layer, keras)
-               if n in fed and not _training_only(n)}
+               if n in fed and not training_only(n)}
     found = []
     for node in graph_def.node:
-        if node.name in members or _training_only(node.name):
+        if node.name in members or training_only(node.name):
             continue
         for source in (split_tensor(i) for i in node.input if not i.startswith("^")):
             if source[0] in members and source not in found:
                 found.append(source)
-    found += [(n, 0) for n in sorted(members) if by_name[n].op not in _NON_OUTPUT_OPS and
-              not any(not _training_only(u) for u in users.get(n, ()))]
+    found += [(n, 0) for n in sorted(members) if by_name[n].op not in NON_OUTPUT_OPS and
+              not any(not training_only(u) for u in users.get(n, ()))]
     if len(found) > 1:
         tensors = ", ".join(f"{n}:{i}" for n, i in found[:4]) + (", ..." if len(found) > 4 else "")
         raise InputError(f"{role} '{layer}': layer '{layer}' in {where} gives {len(found)} "
                          f"tensors ({tensors}); name one of them")
     return found[0] if found else None
-
-
-def _fed(graph_def, users: dict[str, list[str]]) -> set[str]:
-    """Every node computed from a placeholder (forward from them)."""
-    fed = {n.name for n in graph_def.node if n.op in PLACEHOLDER_OPS}
-    todo = list(fed)
-    while todo:
-        for user in users.get(todo.pop(), ()):
-            if user not in fed:
-                fed.add(user)
-                todo.append(user)
-    return fed
 
 
 def _check_index(graph_def, node, index: int, role: str, name: str, where: str) -> None:
@@ -225,80 +255,3 @@ def default_inputs(graph_def, outputs: list[TensorRef], flags: set[str]) -> list
             if n.name in needed and n.op in PLACEHOLDER_OPS and n.name not in flags]
 
 
-def likely_outputs(graph_def, limit: int = 5) -> list[str]:
-    """Nodes that look like inference results, best first (for a missing --outputs). A node the
-    user named (`probs = tf.identity(softmax, name="probs")`) comes before the op it wraps, and
-    user-given names before generated ones (`predictions/Softmax`, `Mean`)."""
-    users = consumers(graph_def)
-    fed = _fed(graph_def, users)
-    by_name = nodes_by_name(graph_def)
-    ranks: dict[str, int] = {}
-    wraps: dict[str, str] = {}  # (each Identity chain walked once)
-    training = {name: _training_only(name) for name in fed}  # users are fed too
-    for node in graph_def.node:
-        if node.name not in fed or training[node.name] or node.op.endswith("Summary"):
-            continue
-        inference_users = [u for u in users.get(node.name, ()) if not training[u]]
-        word = any(w in node.name.rsplit("/", 1)[-1].lower() for w in _OUTPUT_WORDS)
-        if node.op in _NAMING_OPS:
-            if _generated(node) or (inference_users and not word) or not node.input:
-                continue
-            wrapped = _unwrap(by_name, node, wraps)
-            rank = ranks.get(wrapped, _rank(by_name.get(wrapped), word, inference_users))
-        elif node.op in _NON_OUTPUT_OPS:
-            continue
-        else:
-            rank = _rank(node, word, inference_users)
-        if rank is not None:
-            ranks[node.name] = rank
-    order = {n.name: i for i, n in enumerate(graph_def.node)}
-
-    def key(name: str) -> tuple:
-        node = by_name[name]
-        named = node.op in _NAMING_OPS  # the user's name for what it wraps: ahead of it
-        return (ranks[name], not named, _generated(node), order[name])
-
-    return sorted(ranks, key=key)[:limit]
-
-
-_NAMING_OPS = {"Identity", "Snapshot"}
-
-
-def _rank(node, word: bool, inference_users) -> int | None:
-    if node is None:
-        return None
-    return (0 if node.op in _OUTPUT_OPS and word else
-            1 if node.op in ("Softmax", "Sigmoid") else
-            2 if word else
-            3 if node.op in _OUTPUT_OPS else
-            4 if not inference_users else None)
-
-
-def _unwrap(by_name: dict, node, memo: dict) -> str:
-    """The node an Identity chain wraps (`memo`: the answer of each link walked before)."""
-    links: dict[str, None] = {}
-    while node is not None and node.op in _NAMING_OPS and node.input and node.name not in links:
-        if node.name in memo:
-            found = memo[node.name]
-            break
-        links[node.name] = None
-        found = split_tensor(node.input[0])[0]
-        node = by_name.get(found)
-        if node is None or node.op not in _NAMING_OPS:
-            break
-    else:
-        found = node.name if node is not None else ""
-    memo.update(dict.fromkeys(links, found))
-    return found
-
-
-def _generated(node) -> bool:
-    """Whether TensorFlow named the node after its op (`Identity_2`, `dense/Softmax`, `Mean`)."""
-    last = node.name.rsplit("/", 1)[-1]
-    return re.fullmatch(rf"{re.escape(node.op)}(_\d+)?", last) is not None or \
-        re.fullmatch(r"[A-Z]\w*(_\d+)?", last) is not None
-
-
-def _training_only(name: str) -> bool:
-    lowered = name.lower()
-    return name.startswith(_TRAINING_PREFIXES) or any(w in lowered for w in _TRAINING_WORDS)

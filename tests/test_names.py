@@ -110,3 +110,22 @@ def test_likely_outputs_walk_each_identity_chain_once():
     cpu(100)
     ratio = min(cpu(8_000) for _ in range(2)) / max(min(cpu(1_000) for _ in range(3)), 1e-3)
     assert ratio < 20, ratio
+
+
+def test_freeze_suggests_what_inference_reaches_before_training_nodes(sample):
+    """`--outputs softmax` in a trained checkpoint's folder: the Softmax inference computes
+    (`probs`) first, not the loss's or the gradients' nodes that spell it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder = sample("iris")
+    done = subprocess.run([str(Path(sys.executable).with_name("freeze")), "--ckpt",
+                           "model.ckpt-200", "--outputs", "softmax"], cwd=folder,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert done.returncode == 3, done.stderr
+    hint = done.stderr.partition("did you mean ")[2]
+    assert hint.startswith("'probs'"), done.stderr
+    assert "gradients/" not in hint.split(",")[1], done.stderr

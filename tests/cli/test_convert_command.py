@@ -30,3 +30,15 @@ def test_a_quantized_target_file_carries_its_name_alone_or_not(sample):
     assert sorted(os.listdir(folder / "both")) == [
         "model.ckpt-200.edge-int8.tflite", "model.ckpt-200.edge-int8.tflite.json",
         "model.ckpt-200.tflite", "model.ckpt-200.tflite.json"]
+
+
+def test_a_mistyped_output_is_said_before_the_existing_file(sample):
+    """A user fixing a typo is not told to --force first."""
+    folder = sample("iris")
+    done = freeze(folder, "--ckpt", "model.ckpt-200", "--outputs", "probs", "--no-verify")
+    assert done.returncode == 0, done.stderr
+    done = freeze(folder, "--ckpt", "model.ckpt-200", "--outputs", "prbs", "--no-verify")
+    assert done.returncode == 3 and "output 'prbs' not in graph" in done.stderr, done.stderr
+    assert "--force" not in done.stderr
+    done = freeze(folder, "--ckpt", "model.ckpt-200", "--outputs", "probs", "--no-verify")
+    assert done.returncode == 4 and "already exists; pass --force" in done.stderr, done.stderr
