@@ -1,20 +1,31 @@
 """`freeze batch --executor ray --address` on a running Ray cluster of two nodes on 127.0.0.1
 (tests/ray_cluster.py: a head and a worker node, each its own raylet), the jobs sent to the
-worker node by a custom resource only it has (`--resource`): the bytes `--executor local`
-writes; a model on gs:// (the GCS emulator) read by the worker node itself; a path only the
-driver has, and an address nobody listens on, each one line."""
+worker node by a custom resource only it has (`--resource`): for every local source kind (a
+checkpoint prefix, a model_dir, a SavedModel, .keras, .h5, a frozen .pb) named relative to a
+manifest run from its parent folder, the bytes `--executor local` writes; a model on gs:// (the
+GCS emulator) read by the worker node itself; a model, a checkpoint prefix or a --meta graph only
+the driver has, and an address nobody listens on, each one line."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
-from tests.batch.executors.test_ray_executor import NAMES, converted_locally, digests, freeze_batch, workspace
+from tests.batch.executors.test_ray_executor import (
+    KIND_NAMES,
+    converted_locally,
+    digests,
+    freeze_batch,
+    jobs_ok,
+    workspace,
+)
 from tests.gcs_emulator import GcsEmulator
 from tests.ray_cluster import RayCluster
 
@@ -56,27 +67,45 @@ def cluster(gcs):
 
 
 @pytest.fixture(scope="module")
-def local(samples, tmp_path_factory):
-    """The manifest converted by `--executor local`: its folder (shared with
+def local(samples, other_samples, tmp_path_factory):
+    """Every source kind's manifest converted by `--executor local`: its folder (shared with
     tests/batch/executors/test_ray_executor.py: the same run)."""
-    return converted_locally(samples, tmp_path_factory)
+    return converted_locally(samples, other_samples, tmp_path_factory)
 
 
 def on_cluster(cluster, gcs, folder, **kwargs):
-    """`freeze batch models.toml --executor ray --address ... --resource WORKER` in `folder`."""
+    """`freeze batch MANIFEST --executor ray --address ... --resource WORKER` in `folder`."""
     return freeze_batch(folder, "--executor", "ray", "--address", cluster.address,
                         "--resource", WORKER, env=cluster.env(gcs.env()), **kwargs)
 
 
-def test_cluster_gives_the_bytes_local_gives(cluster, gcs, local, samples, tmp_path):
-    folder = workspace(samples, tmp_path)
-    done = on_cluster(cluster, gcs, folder)
+def sidecar_from(parent: str, path: Path) -> dict:
+    """The sidecar at `path` as a run in the manifest's folder writes it: its source paths
+    (those of a run from `parent`, the manifest's parent folder) made relative to the
+    manifest."""
+    sidecar = json.loads(path.read_text())
+    for key, value in sidecar["source"].items():
+        if isinstance(value, str) and value.startswith(parent + "/"):
+            sidecar["source"][key] = value[len(parent) + 1:]
+    return sidecar
+
+
+def test_cluster_gives_the_bytes_local_gives(cluster, gcs, local, samples, other_samples,
+                                             tmp_path):
+    folder = workspace(samples, tmp_path / "ws", other=other_samples)
+    done = on_cluster(cluster, gcs, tmp_path, manifest="ws/models.toml")  # from its parent
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stderr == ""
-    assert sorted(line.split()[:2] for line in done.stdout.splitlines()[:2]) == \
-        [["ok", name] for name in NAMES]
-    for name in NAMES:
-        assert digests(folder / "dist" / name) == digests(local / "dist" / name), name
+    assert jobs_ok(folder / "dist") == sorted((name, "ok", 1) for name in KIND_NAMES)
+    for name in KIND_NAMES:
+        made, expected = digests(folder / "dist" / name), digests(local / "dist" / name)
+        assert sorted(made) == sorted(expected), name
+        for file in made:
+            if file.endswith(".json"):  # the source as typed: ws/iris, not iris
+                assert sidecar_from("ws", folder / "dist" / name / file) == \
+                    json.loads((local / "dist" / name / file).read_text()), file
+            else:
+                assert made[file] == expected[file], file
     assert TASK in cluster.logs(1) and TASK not in cluster.logs(0)  # on the worker node
 
 
@@ -92,22 +121,44 @@ def test_model_on_gcs_is_read_by_the_worker_node(cluster, gcs, local, tmp_path):
 
 
 def test_path_only_the_driver_has_is_one_line(cluster, gcs, samples, tmp_path):
-    """/dev/fd/N/iris: N is the models folder held open by the driver process only (passed to
+    """/dev/fd/N/...: N is the models folder held open by the driver process only (passed to
     it, as fd N), so the path exists for the driver, which plans the job, and for no other
-    process: as a folder of the driver's machine exists on no other node."""
+    process: as a folder of the driver's machine exists on no other node. A model_dir there, a
+    checkpoint prefix there (no file has its name), and a checkpoint every node has whose --meta
+    graph is there: the source, or the one file missing, named."""
     shutil.copytree(samples / "iris", tmp_path / "models" / "iris")
+    shutil.copytree(samples / "iris_named", tmp_path / "shared")
+    (tmp_path / "shared" / "model.ckpt-200.meta").rename(tmp_path / "models" / "graph.meta")
     fd = os.open(tmp_path / "models", os.O_RDONLY | os.O_DIRECTORY)
-    path = f"/dev/fd/{fd}/iris"
-    (tmp_path / "models.toml").write_text(
-        f'schema_version = 1\n[[model]]\nsource = "{path}"\noutputs = "probs"\n')
+    models = f"/dev/fd/{fd}"
+    (tmp_path / "models.toml").write_text(f"""\
+schema_version = 1
+[defaults]
+outputs = "probs"
+
+[[model]]
+source = "{models}/iris"
+
+[[model]]
+name = "prefix"
+source = "{models}/iris/model.ckpt-200"
+
+[[model]]
+name = "meta"
+source = "shared/model.ckpt-200"
+meta = "{models}/graph.meta"
+""")
     try:
         done = on_cluster(cluster, gcs, tmp_path, pass_fds=(fd,))
     finally:
         os.close(fd)
     assert done.returncode == 7, done.stdout + done.stderr
-    assert done.stdout.splitlines()[0] == (
-        f"FAILED  iris                  error: {path}: not on Ray node 127.0.0.1 (a path on the "
-        "driver's machine); put the model on gs:// or in a folder every node mounts at that path")
+    fix = ("not on Ray node 127.0.0.1 (a path on the driver's machine); put the model on gs:// "
+           "or in a folder every node mounts at that path")
+    assert sorted(done.stdout.splitlines()[:3]) == [
+        f"FAILED  {name:<22}error: {path}: {fix}" for name, path in [
+            ("iris", f"{models}/iris"), ("meta", f"{models}/graph.meta"),
+            ("prefix", f"{models}/iris/model.ckpt-200")]]
     assert done.stderr == ""
     assert not (tmp_path / "dist" / "iris").exists()
 

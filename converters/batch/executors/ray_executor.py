@@ -4,8 +4,9 @@ its session folder (sockets, logs) where it would without graphfreeze: in the us
 /tmp/ray, not in the run's private temp dir. Ray retries a task whose worker died once
 (`max_retries=1`) and recycles worker processes (`max_calls`); `--resource NAME=N` sends jobs to
 the nodes that have that custom resource. Artifacts come back to the driver as bytes, so outputs
-need no shared filesystem; a node reads the model itself, so a local path must exist on every
-node (else the job fails in one line: use gs://)."""
+need no shared filesystem; a node reads the model itself, so the files of a local source (as its
+kind names them: `Source.files`, e.g. a checkpoint prefix's .index, .data-* and .meta) must exist
+on every node at the driver's paths (else the job fails in one line: use gs://)."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ class RayExecutor:
             while queue or running:
                 while queue and len(running) < limit and not (failed and fail_fast):
                     key, args = queue.pop(0)
-                    running[remote.remote(*args)] = (key, time.monotonic())
+                    running[remote.remote(*args, source_files(*args))] = (key, time.monotonic())
                 if not running:
                     break
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=self._wait(running))
@@ -211,32 +212,46 @@ def _has_resources(ray, resources: tuple, where: str) -> None:
                 f"`ray start --address ... --resources '{{\"{name}\": {amount:g}}}'`")
 
 
-def _missing_on_node(prepared, cwd: str) -> JobOutcome | None:
-    """A failed outcome if the job's local source is not on this node (a path of the driver's
-    machine), else None."""
+def source_files(prepared, cwd: str) -> list[str]:
+    """The local files the job's source reads (`Source.files`, what the batch cache hashes: a
+    checkpoint prefix's .index, .data-* and .meta), as paths of the driver's machine; [] for a
+    source on gs:// and the like, or one its kind finds faulty here (the job then fails on the
+    node as it would on the driver, saying what is wrong)."""
+    from graphfreeze.errors import GraphFreezeError
     from graphfreeze.io import storage
 
-    source = prepared.request.source
-    if storage.is_remote(source):
-        return None
-    path = os.path.join(cwd, source)  # the driver's folder: an absolute source stays as is
-    if os.path.exists(path):
+    if storage.is_remote(prepared.request.source):
+        return []
+    path = os.path.join(cwd, prepared.request.source)  # an absolute source stays as is
+    try:
+        files = prepared.source.files(path, prepared.source_options)
+    except GraphFreezeError:
+        return []
+    return [os.path.join(cwd, name) for name in files if not storage.is_remote(name)]
+
+
+def _missing_on_node(prepared, cwd: str, files: list[str]) -> JobOutcome | None:
+    """A failed outcome if one of the source's `files` (source_files) is not on this node,
+    naming the source if none is, else None."""
+    missing = [name for name in files if not os.path.exists(name)]
+    if not missing:
         return None
     import ray
 
+    where = os.path.join(cwd, prepared.request.source) if missing == files else missing[0]
     return JobOutcome(FAILED, 0.0, exit_code=ConfigError.exit_code, error=(
-        f"{path}: not on Ray node {ray.util.get_node_ip_address()} (a path on the driver's "
+        f"{where}: not on Ray node {ray.util.get_node_ip_address()} (a path on the driver's "
         "machine); put the model on gs:// or in a folder every node mounts at that path"))
 
 
-def _quiet_convert_job(prepared, cwd: str) -> JobOutcome:
+def _quiet_convert_job(prepared, cwd: str, files: list[str]) -> JobOutcome:
     """convert_job in a Ray worker, TensorFlow's environment and logs as in a local worker."""
     import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
     from graphfreeze.batch.worker import convert_job
     from graphfreeze.io.temporaries import private_tempdir
     from graphfreeze.process.quiet import import_tensorflow_quietly
 
-    missing = _missing_on_node(prepared, cwd)
+    missing = _missing_on_node(prepared, cwd, files)
     if missing is not None:
         return missing
     with private_tempdir("graphfreeze-task"):  # a task cancelled on --timeout kills its worker:
