@@ -142,10 +142,12 @@ def _code_digest(func) -> str:
 @dataclasses.dataclass(frozen=True)
 class Outcome:
     """What a job made: its files (relative name -> bytes: artifacts, SavedModel trees as
-    `x.savedmodel/...`, sidecars) and [(target, artifact name, sidecar name)]."""
+    `x.savedmodel/...`, sidecars) and [(target, artifact name, sidecar name)]; loaded from the
+    cache, the time making them took (None for an entry written before it was recorded)."""
 
     files: dict[str, bytes]
     written: list[tuple[str, str, str]]
+    seconds: float | None = None
 
 
 class Cache:
@@ -170,11 +172,15 @@ class Cache:
             return None
         self._store.touch(key)
         record, files = found
-        return Outcome(files, [tuple(w) for w in record["written"]])
+        seconds = record.get("seconds")
+        return Outcome(files, [tuple(w) for w in record["written"]],
+                       float(seconds) if isinstance(seconds, int | float) else None)
 
-    def store(self, key: str, outcome: Outcome, job: str | None = None) -> None:
-        """Publish the entry whole (see cache_store.py); best effort."""
+    def store(self, key: str, outcome: Outcome, job: str | None = None,
+              seconds: float | None = None) -> None:
+        """Publish the entry whole (see cache_store.py), with the time the job took; best
+        effort."""
         try:
-            self._store.store(key, outcome.files, outcome.written, job)
+            self._store.store(key, outcome.files, outcome.written, job, seconds)
         except Exception:  # noqa: BLE001 -- a cache that cannot be written is only slower
             pass

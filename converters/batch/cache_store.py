@@ -27,11 +27,14 @@ ENTRY, USED = "entry.json", "used"
 _BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="graphfreeze-cache")
 
 
-def record_of(key: str, files: dict[str, bytes], written, job: str | None, stage: str) -> dict:
+def record_of(key: str, files: dict[str, bytes], written, job: str | None, stage: str,
+              seconds: float | None = None) -> dict:
+    """entry.json; `seconds`: the time the job took to make the files (reports of a hit show it)."""
     return {"key": key, "written": [list(w) for w in written], "job": job,
             "targets": [w[0] for w in written], "stage": stage,
             "files": {rel: hashlib.sha256(d).hexdigest() for rel, d in files.items()},
-            "sizes": {rel: len(d) for rel, d in files.items()}}
+            "sizes": {rel: len(d) for rel, d in files.items()},
+            **({"seconds": round(seconds, 3)} if seconds is not None else {})}
 
 
 def check_record(record: dict, key: str) -> bool:
@@ -96,9 +99,10 @@ class FileStore:
             except OSError:
                 pass
 
-    def store(self, key: str, files: dict[str, bytes], written, job: str | None) -> None:
+    def store(self, key: str, files: dict[str, bytes], written, job: str | None,
+              seconds: float | None = None) -> None:
         entry = self.entry(key)
-        record = record_of(key, files, written, job, "files")
+        record = record_of(key, files, written, job, "files", seconds)
         with storage.Transaction(force=True) as txn:
             (tmp,) = txn.workdir([entry])
             for rel, data in files.items():
@@ -160,12 +164,13 @@ class GcsStore:
         name = f"{self.entry(key)}/{USED}"
         _BACKGROUND.submit(_quietly, self.client.write, self.bucket, name, b"%d\n" % time.time())
 
-    def store(self, key: str, files: dict[str, bytes], written, job: str | None) -> None:
+    def store(self, key: str, files: dict[str, bytes], written, job: str | None,
+              seconds: float | None = None) -> None:
         entry = self.entry(key)
         digests = json.dumps({rel: hashlib.sha256(d).hexdigest() for rel, d in files.items()},
                              sort_keys=True)
         stage = "files-" + hashlib.sha256(digests.encode()).hexdigest()[:20]
-        record = record_of(key, files, written, job, stage)
+        record = record_of(key, files, written, job, stage, seconds)
         list(self._pool.map(lambda item: self.client.write(
             self.bucket, f"{entry}/{stage}/{item[0]}", item[1]), files.items()))
         self.client.write(self.bucket, f"{entry}/{ENTRY}",  # published last: now visible

@@ -9,9 +9,9 @@ from __future__ import annotations
 import html
 import os
 import posixpath
-import re
 
 from graphfreeze.batch.baseline import fmt_change, size, worse
+from graphfreeze.batch.charts import failed_verification
 from graphfreeze.batch.results import (
     NOT_RUN,
     OK,
@@ -20,8 +20,8 @@ from graphfreeze.batch.results import (
     UNSUCCESSFUL,
     JobResult,
     Report,
-    duration,
     gpu_lines,
+    job_time,
     one_line,
     rows,
     summary_line,
@@ -47,6 +47,9 @@ word-break:break-word}tr.not-run.err td{color:#57606a}td.src{color:#57606a;word-
 .bad{color:#cf222e}.good{color:#1a7f37}.same{color:#57606a}code,.sha{font-family:monospace}
 .sha{color:#57606a;font-size:.85em}table.div{width:auto;margin:.3em 0}table.div td,
 table.div th{font-size:.9em;padding:.15em .6em}p.note{color:#57606a;font-size:.9em}
+div.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));gap:1em 2em}
+figure{margin:0}figure svg{width:100%;height:auto;display:block}
+figcaption{color:#57606a;font-size:.85em}
 """
 _HEAD = ("status", "model", "target", "artifact", "source", "size", "nodes", "max |diff|",
          "top-1", "vs baseline", "job time")
@@ -54,8 +57,8 @@ _HEAD = ("status", "model", "target", "artifact", "source", "size", "nodes", "ma
 
 def report_html(report: Report, folder: str = "") -> bytes:
     """The page; artifact links are relative to `folder` (where the page is written)."""
-    parts = [_header(report), _budgets(report), _baseline(report), _jobs(report, folder),
-             _gpu(report)]
+    parts = [_header(report), _budgets(report), _charts(report), _baseline(report),
+             _jobs(report, folder), _gpu(report)]
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
@@ -64,6 +67,18 @@ def report_html(report: Report, folder: str = "") -> bytes:
 <body>{"".join(parts)}</body></html>
 """
     return page.encode()
+
+
+def _charts(report: Report) -> str:
+    """The run at a glance (charts.py), above the tables."""
+    from graphfreeze.batch import charts
+
+    figures = [f'<figure id="{e(c.key)}">{charts.svg(c)}' +
+               (f"<figcaption>{e(c.note)}</figcaption>" if c.note else "") + "</figure>"
+               for c in charts.charts(report)]
+    if not figures:
+        return ""
+    return f'<h2 id="charts">At a glance</h2>\n<div class="charts">{"".join(figures)}</div>\n'
 
 
 def _gpu(report: Report) -> str:
@@ -144,9 +159,9 @@ def href(path: str, folder: str) -> str:
 def _failed_diff(job: JobResult) -> str:
     """A failed verification's max |diff|: the output's, as its error says, else the worst the
     divergence locator found (details.divergence)."""
-    said = re.search(r"differs by up to ([-+.\deE]+)", job.error or "")
+    said = failed_verification(job.error)
     if said:
-        return said.group(1)
+        return f"{said[0]:.3g}"
     div = (job.details or {}).get("divergence") or {}
     diffs = [r["max_abs_diff"] for r in div.get("first") or [] if "max_abs_diff" in r]
     return f"{max(diffs):.3g}" if diffs else ""
@@ -220,6 +235,7 @@ def _jobs(report: Report, folder: str) -> str:
                       for target, artifact, failed in rows(job)), key=lambda r: r[:4])
     last_failed = {r[3]: n for n, r in enumerate(entries) if r[6]}
     timed, body = set(), []
+    heads = [h for h in _HEAD if h != "vs baseline" or report.baseline is not None]
     for n, (_, _, target, i, job, artifact, failed) in enumerate(entries):
         status = job.status if failed else OK if job.status in (*UNSUCCESSFUL, OVER_BUDGET) \
             else job.status
@@ -240,14 +256,15 @@ def _jobs(report: Report, folder: str) -> str:
             delta = '<span class="same">within noise</span>'
         elif not change and {job.name, f"{job.name}/{target}"} & new:
             delta = "new"
-        seconds = "" if i in timed else "-" if job.status == NOT_RUN else duration(job.seconds)
+        seconds = "" if i in timed else "-" if job.status == NOT_RUN else job_time(job)
         timed.add(i)
         cells = [f'<td class="st">{e(status)}</td>', f"<td>{e(job.name)}</td>",
                  f"<td>{e(target)}</td>", f"<td>{link}</td>", f'<td class="src">{e(job.source)}</td>',
                  f'<td class="n">{e(size(artifact.bytes) if artifact else "")}</td>',
                  f'<td class="n">{e(str(sidecar.get("node_count", "")))}</td>',
                  f'<td class="n">{e(diff)}</td>', f'<td class="n">{e(top1)}</td>',
-                 f"<td>{delta}</td>", f'<td class="n">{e(seconds)}</td>']
+                 *([f"<td>{delta}</td>"] if report.baseline is not None else []),
+                 f'<td class="n">{e(seconds)}</td>']
         body.append(f'<tr class="{e(status)}">{"".join(cells)}</tr>')
         if failed and last_failed.get(i) == n:  # a job's error once, under its last failed row
             text = e(one_line(job.error))
@@ -255,12 +272,13 @@ def _jobs(report: Report, folder: str) -> str:
             extra = _divergence(div) if isinstance(div, dict) else ""
             extra += _reduced((job.details or {}).get("reduced"), folder)
             body.append(f'<tr class="{e(job.status)} err"><td></td>'
-                        f'<td colspan="{len(_HEAD) - 1}">{text}{extra}</td></tr>')
-    head = "".join(f"<th>{e(h)}</th>" for h in _HEAD)
+                        f'<td colspan="{len(heads) - 1}">{text}{extra}</td></tr>')
+    head = "".join(f"<th>{e(h)}</th>" for h in heads)
     return (f'<h2 id="jobs">Jobs</h2>\n<table><thead><tr>{head}</tr></thead>\n<tbody>\n'
             + "\n".join(body) + "\n</tbody></table>\n"
             '<p class="note">job time: the whole job (loading the model once, every target), '
-            "shown on the job's first row.</p>\n")
+            "shown on the job's first row; a cached job's is the time it took when it was made."
+            "</p>\n")
 
 
 __all__ = ["report_html", "href"]

@@ -10,8 +10,8 @@ from graphfreeze.batch.results import (
     SUITE,
     UNSUCCESSFUL,
     Report,
-    duration,
     gpu_lines,
+    job_time,
     one_line,
     summary_line,
 )
@@ -50,6 +50,7 @@ def report_md(report: Report) -> bytes:
         out.append("")
     if base is not None:
         out += _baseline(base)
+    out += _charts(report)
     out += _all_jobs(report)
     gpu = gpu_lines(report)
     if gpu:
@@ -100,12 +101,27 @@ def _baseline(base: dict) -> list[str]:
     return out + ([""] if out[-1] else [])
 
 
+def _charts(report: Report) -> list[str]:
+    """The run at a glance as Mermaid charts (GitHub draws them), open but foldable."""
+    from graphfreeze.batch import charts
+
+    drawn = charts.charts(report)
+    if not drawn:
+        return []
+    out = ["<details open><summary>At a glance: " + ", ".join(c.short for c in drawn) +
+           "</summary>", ""]
+    for chart in drawn:
+        out += [*charts.mermaid(chart), *([f"<sub>{cell(chart.note)}</sub>"] if chart.note
+                                          else []), ""]
+    return out + ["</details>", ""]
+
+
 def _all_jobs(report: Report) -> list[str]:
     out = ["<details><summary>All jobs</summary>", "",
            "| status | model | targets | time |", "|---|---|---|---|"]
     for job in sorted(report.jobs, key=lambda j: (j.status not in UNSUCCESSFUL, j.name)):
         out.append(f"| {job.status} | {cell(job.name)} | {cell(','.join(job.targets) or '-')} "
-                   f"| {duration(job.seconds)} |")
+                   f"| {job_time(job)} |")
     return out + ["", "</details>", ""]
 
 

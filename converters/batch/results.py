@@ -63,6 +63,8 @@ class JobResult:
     exit_code: int = 0  # what `freeze` alone would have exited with
     attempts: int = 1
     details: dict | None = None  # e.g. where a failed verification diverged; broken budgets
+    made_seconds: float | None = None  # a cached job: the time it took when it was made
+    source_bytes: int | None = None  # the files its source's load reads (a local source)
 
     @property
     def budget(self) -> list[dict]:
@@ -147,6 +149,14 @@ def duration(seconds: float) -> str:
     if seconds >= 0.1 or seconds == 0:
         return f"{seconds:.1f} s"
     return f"{seconds:.2f} s" if seconds >= 0.01 else "<0.01 s"
+
+
+def job_time(job: JobResult) -> str:
+    """A job's time as the reports show it: a cached job's is the time it took when it was made
+    (`1.9 s (cached)`), its read from the cache took next to nothing."""
+    if job.status == CACHED and job.made_seconds is not None:
+        return f"{duration(job.made_seconds)} (cached)"
+    return duration(job.seconds)
 
 
 def summary_line(report: Report) -> str:

@@ -111,7 +111,7 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
             return
         finished = _committed(job, result.files, OK, result.seconds, attempts)
         if finished.status == OK and store:
-            store.store(keys[name], result.files, job=name)
+            store.store(keys[name], result.files, job=name, seconds=result.seconds)
         finish(finished)
 
     interrupted, tasks, cwd, dispatched = False, [], os.getcwd(), time.monotonic()
@@ -227,4 +227,18 @@ def _committed(job, outcome: Outcome, status: str, seconds: float, attempts: int
         return JobResult(job.name, job.spec.source, job.request.targets, FAILED, seconds,
                          error=str(err), exit_code=err.exit_code, attempts=attempts)
     return JobResult(job.name, job.spec.source, job.request.targets, status, seconds, records,
-                     attempts=attempts)
+                     attempts=attempts, made_seconds=outcome.seconds if status == CACHED else None,
+                     source_bytes=source_bytes(job))
+
+
+def source_bytes(job) -> int | None:
+    """The size of the files a local source's load reads (the reports chart it against the
+    artifacts); None for a remote source (no round trip for a chart) or one not found."""
+    prepared = job.prepared
+    if storage.is_remote(prepared.request.source):
+        return None
+    try:
+        files = prepared.source.files(prepared.request.source, prepared.source_options)
+        return sum(os.path.getsize(f) for f in files)
+    except (GraphFreezeError, OSError):
+        return None

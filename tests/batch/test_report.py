@@ -1,7 +1,9 @@
+import dataclasses
 import json
 import re
 import xml.etree.ElementTree as ET
 
+from graphfreeze.batch import charts
 from graphfreeze.batch import report as rep
 from graphfreeze.batch.results import (
     CACHED,
@@ -196,3 +198,72 @@ def test_markdown_lists_what_to_act_on_first():
 def test_durations():
     assert [rep.duration(s) for s in (0, 0.004, 0.04, 0.25, 1.94, 12.4)] == \
         ["0.0 s", "<0.01 s", "0.04 s", "0.2 s", "1.9 s", "12 s"]
+
+
+# -- charts --------------------------------------------------------------------------------------
+
+def with_gpu(record: ArtifactRecord, ops: int, gpu_ops: int) -> ArtifactRecord:
+    line = f"{gpu_ops}/{ops} ops"
+    return dataclasses.replace(record, sidecar={**record.sidecar, "gpu": {
+        "line": line, "ops": ops, "gpu_ops": gpu_ops, "falls_back": []}})
+
+
+CHARTED = Report(jobs=(
+    JobResult("iris", "models/iris.ckpt", ("android", "tflite"), OK, 1.9,
+              (with_gpu(artifact("android", "tflite", 12, 3e-7, 1.0), 64, 61),
+               artifact("tflite", "tflite", 12, 0.0)), source_bytes=5_000_000),
+    JobResult("zoo", "models/zoo", ("pb",), CACHED, 0.004, (artifact("pb", "pb", 40, 2e-6),),
+              made_seconds=42.5, source_bytes=2_000_000),
+    MORE[1],  # strict: its verification failed, 3.73e-08 over a tolerance of 1e-12
+), seconds=3.0)
+
+
+def bar_titles(page: str, chart: str) -> list[str]:
+    """The tooltips of a chart's bars in report.html: `label: value`."""
+    svg = re.search(f'<figure id="{chart}">(.*?)</figure>', page, re.S).group(1)
+    return re.findall(r'<g class="bar"[^>]*>.*?<title>([^<]*)</title></g>', svg, re.S)
+
+
+def test_html_charts_show_the_run_as_static_svg(tmp_path):
+    page = rep.report_html(CHARTED).decode()
+    assert page.index('id="charts"') < page.index('id="jobs"')  # the tables below
+    assert "<script" not in page and "http" not in page and "Generated with pygal" not in page
+    sizes = bar_titles(page, "chart-size")
+    assert sorted(sizes) == sorted(["iris/android: 4.8 MB", "iris/tflite: 4.8 MB",
+                                    "zoo/pb: 1.9 MB", "iris/android: 1.2 MB",
+                                    "iris/tflite: 1.2 MB", "zoo/pb: 1.2 MB"])
+    diffs = bar_titles(page, "chart-diff")
+    for said in ("iris/android: 3e-07", "iris/tflite: 0", "zoo/pb: 2e-06", "strict/tflite: 3.7e-08",
+                 "strict/tflite: 1e-12", "iris/android: 1e-05"):
+        assert said in diffs, diffs
+    over = re.search(r'<g class="bar" style="fill: ([^;]+);[^>]*>(?:(?!</g>).)*<title>strict/tflite: '
+                     r"3.7e-08</title>", page, re.S)
+    assert over and over.group(1) == charts.RED  # over its tolerance: red
+    assert "a max |diff| of 0 is drawn at" in page
+    assert sorted(bar_titles(page, "chart-time")) == ["iris: 1.9 s", "strict: 0.04 s",
+                                                      "zoo (cached): 42 s"]
+    assert "iris/android: 95%" in bar_titles(page, "chart-gpu")
+    assert "vs baseline" not in page  # no baseline: no empty column
+    assert '<td class="n">42 s (cached)</td>' in page  # the time it took when it was made
+
+
+def test_charts_left_out_without_data():
+    page = rep.report_html(Report(jobs=(MORE[2],), seconds=0.0)).decode()
+    assert 'id="charts"' not in page and "<svg" not in page
+    only_times = rep.report_html(Report(jobs=(JOBS[2],), seconds=3.0)).decode()
+    assert 'id="chart-time"' in only_times and 'id="chart-size"' not in only_times
+
+
+def test_markdown_charts_are_mermaid():
+    md = rep.report_md(CHARTED).decode()
+    blocks = re.findall(r"```mermaid\n(.*?)```", md, re.S)
+    assert len(blocks) == 4 and all("xychart-beta horizontal" in b for b in blocks)
+    size, diff, times, gpu = blocks
+    assert 'x-axis ["iris/android", "iris/tflite", "zoo/pb"]' in size
+    assert "bar [1.235, 1.235, 1.235]" in size and "line [5, 5, 2]" in size
+    assert 'y-axis "log10" -13 --> -5' in diff
+    assert "bar [-6.52, -13, -5.7, -7.43]" in diff and "line [-5, -5, -5, -12]" in diff
+    assert 'x-axis ["iris", "zoo (cached)", "strict"]' in times and "bar [1.9, 42.5, 0.04]" in times
+    assert "bar [95.312]" in gpu
+    assert "| cached | zoo | pb | 42 s (cached) |" in md
+    assert md.index("<details open><summary>At a glance") < md.index("All jobs")
