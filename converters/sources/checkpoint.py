@@ -13,6 +13,7 @@ from graphfreeze.errors import InputError, first_line
 from graphfreeze.graph.checks.validate import check_graph_def
 from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
 from graphfreeze.graph.ops import VARIABLE_OPS
+from graphfreeze.graph.tables import TABLE_INIT
 from graphfreeze.io import storage
 from graphfreeze.options import option
 from graphfreeze.plugins import Source
@@ -130,6 +131,8 @@ class CheckpointModel:
         self.variables = saver_variables(self.meta_graph, files.meta)
         self.default_inputs = self.default_outputs = None  # the user names them
         self.notes: dict = {}
+        if any(n.name == TABLE_INIT for n in self.graph_def.node):  # (an Estimator's vocabulary
+            self.notes["table_init"] = TABLE_INIT  # columns): run it before the outputs
         self._reader = None
 
     def __getstate__(self) -> dict:  # what run_reference needs, in verification's child
