@@ -31,6 +31,7 @@ class Flag:
     type: str  # one of TYPES
     help: str
     metavar: str | None
+    stages: tuple[str, ...] = ()  # a stage flag: the stages whose options take it (--help's groups)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,7 +50,8 @@ def _index() -> dict:
 
 def declared(kind: str) -> tuple[Flag, ...]:
     """Every flag the built-in `kind` ("stage" or "source") options declare, once each."""
-    return tuple(Flag(kind=kind, **f) for f in _index()[kind])
+    return tuple(Flag(kind=kind, **{**f, "stages": tuple(f.get("stages", ()))})
+                 for f in _index()[kind])
 
 
 def sources() -> list[SourceFlag]:
@@ -128,16 +130,21 @@ def _derive(kind: str, registry) -> list[dict]:
     from graphfreeze.options import meta
 
     found: dict[str, dict] = {}
-    for cls in registry.option_classes(kind):
+    owners = [(n, registry.stage(n).options) for n in registry.names("stage")] \
+        if kind == "stage" else [("", cls) for cls in registry.option_classes(kind)]
+    for owner, cls in owners:
         hints = typing.get_type_hints(cls)
         for f in dataclasses.fields(cls):
             if not meta(f, "flag"):
                 continue
             flag = {"flag": meta(f, "flag"), "name": f.name, "type": _type_name(hints[f.name]),
                     "help": meta(f, "help", ""), "metavar": meta(f, "metavar")}
-            if flag["flag"] in found and found[flag["flag"]] != flag:
+            known = found.get(flag["flag"])
+            if known is not None and {k: v for k, v in known.items() if k != "stages"} != flag:
                 raise ConfigError(f"{flag['flag']} is declared twice, differently ({cls.__name__})")
-            found[flag["flag"]] = flag
+            found.setdefault(flag["flag"], {**flag, **({"stages": []} if owner else {})})
+            if owner:
+                found[flag["flag"]]["stages"].append(owner)
     return list(found.values())
 
 

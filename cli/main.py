@@ -93,14 +93,59 @@ class DefaultToConvert(LazyGroup):
             return super().invoke(ctx)
 
     def format_help(self, ctx, formatter):
+        """`freeze --help`: both usages, what `freeze PATH` does, the commands, then `convert`'s
+        options by group, the terms the output uses and the exit codes."""
         convert_cmd = self.get_command(ctx, "convert")
         with click.Context(convert_cmd, info_name=ctx.info_name, parent=None) as sub:
             convert_cmd.format_usage(sub, formatter)
+            formatter.write_usage(ctx.info_name or "freeze", "COMMAND [ARGS]...", prefix="   or: ")
             convert_cmd.format_help_text(sub, formatter)
+            self.format_commands(ctx, formatter)
             convert_cmd.format_options(sub, formatter)
-        self.format_commands(ctx, formatter)
+        from graphfreeze_cli.terms import TERMS
+
+        with formatter.section("Terms in the output"):
+            formatter.write_dl([(term, meaning[0].upper() + meaning[1:] + ".")
+                                for term, meaning in TERMS])
         formatter.write_paragraph()
         formatter.write_text(EXIT_CODES)
+
+
+def _group(param) -> str:
+    """The --help section of one of `convert`'s options."""
+    name = param.name or ""
+    stages = next((f.stages for f in flags.declared("stage") if f.name == name), None)
+    if stages is not None:
+        return "Verification" if "verify" in stages else \
+            "Benchmark" if stages == ("benchmark",) else "Conversion (targets that take them)"
+    if name in ("outputs", "inputs"):
+        return "Names"
+    if name in ("targets", "output", "force"):
+        return "Targets and files"
+    if name == "no_verify":
+        return "Verification"
+    if name == "debug":
+        return "Other"
+    return "Model"
+
+
+class GroupedOptions(click.Command):
+    """A command whose --help lists its options in groups (`_group`), in that order."""
+
+    ORDER = ("Model", "Names", "Targets and files", "Verification",
+             "Conversion (targets that take them)", "Benchmark", "Other")
+
+    def format_options(self, ctx, formatter):
+        groups: dict[str, list] = {}
+        helps = self.get_help_option(ctx)
+        for param in self.get_params(ctx):
+            record = None if isinstance(param, click.Argument) else param.get_help_record(ctx)
+            if record is not None:
+                groups.setdefault("Other" if param is helps else _group(param), []).append(record)
+        for title in self.ORDER:
+            if groups.get(title):
+                with formatter.section(f"{title} options"):
+                    formatter.write_dl(groups[title])
 
 
 @click.group(cls=DefaultToConvert, lazy=LAZY, context_settings={"help_option_names": ["-h", "--help"]})
@@ -138,7 +183,7 @@ def source_flags(func):
                              "files.")(func)
 
 
-@main.command("convert")
+@main.command("convert", cls=GroupedOptions)
 @click.argument("path", required=False, metavar="[PATH]")
 @flags.kind_flags
 @source_flags

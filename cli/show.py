@@ -4,14 +4,30 @@ Everything printed comes from the records it is given (sidecars, reports): no pe
 from __future__ import annotations
 
 import errno
+import os
 
 from rich.console import Console as _RichConsole
 from rich.table import Table
 
+PIPED_WIDTH = 240  # the width printed into a pipe or a file (CI logs, `| less`) without COLUMNS
+
 
 class Console(_RichConsole):
     """rich's Console, but a closed stdout pipe raises BrokenPipeError for the CLI to end quietly
-    with exit 0 (rich's own reaction is SystemExit(1))."""
+    with exit 0 (rich's own reaction is SystemExit(1)); into a pipe or a file, lines are as wide
+    as COLUMNS says, else as wide as they need up to PIPED_WIDTH (not cut at rich's 80), with no
+    trailing spaces."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_terminal and "width" not in kwargs and not os.environ.get("COLUMNS"):
+            self.width = PIPED_WIDTH
+
+    def _render_buffer(self, buffer) -> str:
+        text = super()._render_buffer(buffer)
+        if self.is_terminal:
+            return text
+        return "\n".join(line.rstrip() for line in text.split("\n"))
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
@@ -52,6 +68,8 @@ def written(results) -> None:
         verification_table(results))
     for line in accuracy_lines(results):
         out.print(line)
+    for line in legend(results):
+        out.print(line, markup=False, style="dim")
     from graphfreeze.stages.verify.diverge import lines
 
     for w in results:
@@ -61,6 +79,16 @@ def written(results) -> None:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     for warning in sorted({x for w in results for x in w.sidecar.warnings}):
         err.print(f"[bold yellow]warning:[/] {warning}")
+
+
+def legend(results) -> list[str]:
+    """What the terms printed above mean (terms.py), for those that were printed."""
+    from graphfreeze_cli import terms
+
+    facts = [w.sidecar.facts for w in results]
+    return [terms.line(term) for term, used in (
+        (terms.GPU, any(f.get("gpu") for f in facts)),
+        (terms.RMSE_SCALE, any(f.get("quantization_layers") for f in facts))) if used]
 
 
 def accuracy_lines(results) -> list[str]:
@@ -119,6 +147,8 @@ def verification_table(results) -> Table:
 
 
 def report(data: dict) -> None:
+    from graphfreeze_cli import terms
+
     out = Console(highlight=False, soft_wrap=True, width=max(Console().width, 120))
     out.print(f"[bold]{data['path']}[/]: {data['kind'].replace('_', ' ')}, "
               f"{size(data.get('size_bytes', 0))}")
@@ -156,6 +186,8 @@ def report(data: dict) -> None:
               ", ".join(f"{op} {n}" for op, n in ops[:15]) + (" ..." if len(ops) > 15 else ""))
     for gaps in data.get("targets", {}).values():
         out.print(gaps["summary"], markup=False, highlight=False)
+    if any(terms.CHECKED_OPS[0] in g["summary"] for g in data.get("targets", {}).values()):
+        out.print(terms.line(terms.CHECKED_OPS), markup=False, style="dim")
 
 
 def device(data: dict) -> None:

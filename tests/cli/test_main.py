@@ -81,3 +81,20 @@ def test_a_target_list_naming_nothing_is_refused(given):
 
     result = CliRunner().invoke(main, ["model.ckpt-200", "--outputs", "probs", "--target", given])
     assert result.exit_code == 2 and "--target names no target" in result.output
+
+
+def test_help_puts_the_commands_first_then_the_options_by_group_and_the_terms():
+    code, out, _ = loaded("--help")
+    lines = out.splitlines()
+    assert code == 0 and lines[1].strip() == "or: freeze COMMAND [ARGS]..."
+    commands = lines.index("Commands:")
+    assert commands < 20 and any(line.startswith("  verify ") for line in lines[commands:])
+    titles = [line for line in lines if line.endswith("options:")]
+    assert titles == ["Model options:", "Names options:", "Targets and files options:",
+                      "Verification options:", "Conversion (targets that take them) options:",
+                      "Benchmark options:", "Other options:"]
+    verification = out.split("Verification options:")[1].split("options:")[0]
+    assert "--tolerance" in verification and "--save-golden" in verification
+    terms = out.split("Terms in the output:")[1]
+    for term in ("freeze convert", "gpu: N/M ops", "rmse/scale", "all checked ops convert"):
+        assert term in terms
