@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from graphfreeze import names, plan
 from graphfreeze.errors import InputError, OutputError
+from graphfreeze.graph import inputs as graph_inputs
 from graphfreeze.io import outputs, storage
 from graphfreeze.options import paths_of
 from graphfreeze.plugins import Source
@@ -130,15 +131,11 @@ def _initial_state(request: Request, model, memo: dict | None) -> State:
     keras = model.notes.get("keras")  # how Keras named the layers' ops, if it made the graph
     cuttable = request.inputs and not getattr(model, "interface", False)
     if cuttable:  # the features a parse op reads from tf.Examples: inputs by their keys
-        from graphfreeze.graph.inputs import features_as_nodes
-
-        model.graph_def = features_as_nodes(model.graph_def)
+        model.graph_def = graph_inputs.features_as_nodes(model.graph_def)
     outputs = names.resolve(model.graph_def, wanted, "output", where, keras)
     given = names.resolve(model.graph_def, list(request.inputs), "input", where, keras)
     if cuttable:  # an input that is one output of several gets a node of its own
-        from graphfreeze.graph.inputs import split_inputs
-
-        model.graph_def, given = split_inputs(model.graph_def, given)
+        model.graph_def, given = graph_inputs.split_inputs(model.graph_def, given)
     from graphfreeze.graph.graphdefs import extract, reachable
 
     needed = reachable(model.graph_def, [o.node for o in outputs], [i.node for i in given])

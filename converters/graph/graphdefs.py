@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from contextlib import contextmanager
 from typing import Any
 
+from graphfreeze.graph.colocation import drop_lost_colocations
+
 GraphDef = NodeDef = Any  # tensorflow protos, typed loosely to avoid importing TensorFlow
 
 
@@ -149,35 +151,10 @@ def extract(graph_def, roots: Iterable[str], stop_at: Iterable[str] = (),
         cut = [i for i, n in enumerate(graph_def.node) if n.name not in keep]
         for i in reversed(cut):
             del graph_def.node[i]
-        if cut:
-            drop_lost_colocations(graph_def)
-        return prune_functions(graph_def, owned)
+        return prune_functions(drop_lost_colocations(graph_def) if cut else graph_def, owned)
     nodes = [n for n in graph_def.node if n.name in keep]
     funcs = {f.signature.name: f for f in graph_def.library.function}
-    out = with_nodes(graph_def, nodes, functions_reached(funcs, nodes))
-    drop_lost_colocations(out)
-    return out
-
-
-def drop_lost_colocations(graph_def) -> None:
-    """Each `_class` entry `loc:@NAME` naming a node not in `graph_def` removed, in place, as
-    TensorFlow's own export of a scope drops those naming nodes outside it: a graph cut away
-    from what its nodes were colocated with (an Estimator's iterator, with its dataset) still
-    imports. A malformed `_class` is left to the import check, which names it."""
-    names = None
-    for node in graph_def.node:
-        if "_class" not in node.attr or node.attr["_class"].WhichOneof("value") != "list":
-            continue
-        names = names or {n.name.encode() for n in graph_def.node}
-        entries = node.attr["_class"].list.s
-        kept = [e for e in entries if not e.startswith(b"loc:@") or e[5:] in names]
-        if len(kept) == len(entries):
-            continue
-        if kept:
-            del entries[:]
-            entries.extend(kept)
-        else:
-            del node.attr["_class"]
+    return drop_lost_colocations(with_nodes(graph_def, nodes, functions_reached(funcs, nodes)))
 
 
 def rewire(graph_def, mapping: dict[str, str], drop: set[str] = frozenset(),
