@@ -18,6 +18,13 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PROGRAM = False  # set by `freeze` run as a program: its handlers stay until the process ends
 
 
+class UsageRefused(GraphFreezeError):
+    """A command line that cannot run as given, found as the command runs (its one line says
+    what to add): exit 2, as click's usage errors."""
+
+    exit_code = 2
+
+
 class Stopped(KeyboardInterrupt):
     """SIGINT, SIGTERM or SIGHUP: unwound like Ctrl-C, so temporaries are removed and nothing is
     written."""

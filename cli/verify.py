@@ -1,11 +1,11 @@
-"""`freeze verify ARTIFACT --golden DIR`: check an artifact written earlier against golden
-outputs, without the original model."""
+"""`freeze verify ARTIFACT [--golden DIR]`: check an artifact written earlier against golden
+outputs, without the original model (by default those its run saved, as its sidecar records)."""
 
 from __future__ import annotations
 
 import click
 from graphfreeze_cli import flags
-from graphfreeze_cli.running import quiet_tensorflow, run
+from graphfreeze_cli.running import UsageRefused, quiet_tensorflow, run
 
 JUDGED = ("tolerance", "rtol", "check_stat", "max_accuracy_drop")  # the flags `verify` takes
 
@@ -18,14 +18,16 @@ def _judged(func):
 
 @click.command("verify")
 @click.argument("artifact", metavar="ARTIFACT")
-@click.option("--golden", required=True, metavar="DIR",
-              help="Golden outputs saved with --save-golden.")
+@click.option("--golden", metavar="DIR",
+              help="Golden outputs saved with --save-golden (default: those the run that wrote "
+                   "ARTIFACT saved, as its sidecar records).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @_judged
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
 def verify_command(artifact, golden, as_json, debug, **values):
     """Run ARTIFACT (with its sidecar beside it) in its own runtime on the golden inputs and
-    judge it against the golden outputs, by its target's verification."""
+    judge it against the golden outputs, by its target's verification. Without --golden: the
+    golden folder the run that wrote ARTIFACT saved (`freeze ... --save-golden DIR`)."""
 
     def check():
         import json
@@ -35,10 +37,11 @@ def verify_command(artifact, golden, as_json, debug, **values):
         from graphfreeze.stages.verify.verify_file import verify_file
         from graphfreeze_cli import show
 
+        path = storage.expand(artifact)
+        folder = storage.expand(golden) if golden else _recorded_golden(artifact, path)
         quiet_tensorflow(debug)
         given = {k: v for k, v in values.items() if v is not None}
-        report = verify_file(storage.expand(artifact), storage.expand(golden),
-                             Registry.default(), given)
+        report = verify_file(path, folder, Registry.default(), given)
         if as_json:
             click.echo(json.dumps(report, indent=2, sort_keys=True, default=str))
             return
@@ -55,3 +58,24 @@ def verify_command(artifact, golden, as_json, debug, **values):
                       f"{accuracy['original']:.2%}, drop {accuracy['drop']:+.2%})")
 
     run(check, debug)
+
+
+def _recorded_golden(artifact: str, path: str) -> str:
+    """The golden folder ARTIFACT's sidecar records; UsageRefused (exit 2) naming the fix when
+    there is none to verify against."""
+    from graphfreeze.data.golden import ARRAYS
+    from graphfreeze.errors import InputError
+    from graphfreeze.io import storage
+    from graphfreeze.sidecar import golden, read
+
+    if not storage.exists(path):
+        raise InputError(f"{artifact}: not found; give an artifact graphfreeze wrote")
+    folder = golden(path, read(path))
+    fix = "pass --golden DIR, a folder written by `freeze ... --save-golden DIR`"
+    if folder is None:
+        raise UsageRefused(f"{artifact}: its sidecar records no golden outputs to verify "
+                           f"against (the run that wrote it had no --save-golden); {fix}")
+    if not storage.exists(storage.join(folder, ARRAYS)):
+        raise UsageRefused(f"{artifact}: its sidecar records golden outputs in {folder}, "
+                           f"which holds none now; {fix}")
+    return folder

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 from graphfreeze import __version__
@@ -38,6 +39,10 @@ class Sidecar:
         artifact = state.artifact
         facts = dict(artifact.facts)
         verification = facts.pop("verification", None)
+        saved = state.memo.get("golden_saved")  # --save-golden DIR: `freeze verify` reads it
+        if saved:
+            facts["golden"] = saved[0] if storage.is_remote(saved[0]) else os.path.relpath(
+                saved[0], os.path.dirname(os.path.abspath(artifact.path)))
         return cls(target=state.target, format=artifact.format.name,
                    file=storage.basename(artifact.path), bytes=artifact.size,
                    sha256=artifact.sha256,
@@ -92,6 +97,17 @@ def read(path: str) -> dict:
         sidecar = {**sidecar, "schema_version": SCHEMA_VERSION,
                    "format": _SCHEMA_1_FORMATS.get(name, name)}
     return sidecar
+
+
+def golden(path: str, sidecar: dict) -> str | None:
+    """The golden folder the run that wrote the artifact at `path` saved (--save-golden), as
+    its sidecar records it (relative to the artifact's folder), or None."""
+    recorded = sidecar.get("golden")
+    if not isinstance(recorded, str) or not recorded:
+        return None
+    if storage.is_remote(recorded) or os.path.isabs(recorded):
+        return recorded
+    return os.path.normpath(os.path.join(os.path.dirname(path), recorded))
 
 
 def _malformed(sidecar: dict) -> str | None:
