@@ -142,11 +142,11 @@ def test_the_golden_set_is_the_largest_a_target_verified_on(samples, freeze, tmp
     result = freeze("model.ckpt-200", "--outputs", "probs", "--target", "android,edge-int8",
                     "--save-golden", "golden", "-o", "out/")
     assert result.exit_code == 0, result.output
-    car = json.loads((folder / "out" / "model.ckpt-200.tflite.json").read_text())
+    car = json.loads((folder / "out" / "model.ckpt-200.edge-int8.tflite.json").read_text())
     assert json.loads((folder / "golden" / "golden.json").read_text())["rows"] == \
         car["verification"]["batch_size"] > 2
     assert sorted(p.name for p in (folder / "golden").iterdir()) == ["golden.json", "golden.npz"]
-    result = freeze("verify", "out/model.ckpt-200.tflite", "--golden", "golden")
+    result = freeze("verify", "out/model.ckpt-200.edge-int8.tflite", "--golden", "golden")
     assert result.exit_code == 0, result.output
 
 
