@@ -1,11 +1,12 @@
-# graphfreeze: `make demo` sets up and freezes a sample model; `make test` sets up and tests.
+# graphfreeze: `make demo` sets up and freezes a sample model; `make samples` builds the models the
+# README's other examples use; `make test` sets up and tests.
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := models/out/iris
 
-.PHONY: venv demo test lint bench clean
+.PHONY: venv demo samples test lint bench clean
 
 venv: $(STAMP)
 
@@ -20,8 +21,18 @@ $(DEMO)/checkpoint: models/iris_dnn.py | $(STAMP)
 	$(BIN)/python models/iris_dnn.py --out $(DEMO) 2>models/out/iris.build.log || \
 		(cat models/out/iris.build.log; exit 1)
 
+# the demo writes into $(DEMO)/demo/, so the README's first command, typed in $(DEMO), is new
 demo: $(STAMP) $(DEMO)/checkpoint
-	$(BIN)/freeze --ckpt $(DEMO)/model.ckpt-200 --outputs probs --force
+	cd $(DEMO) && $(CURDIR)/$(BIN)/freeze --ckpt model.ckpt-200 --outputs probs \
+		--target android,tflite,onnx -o demo/ --force
+	@echo
+	@echo "The sample checkpoint is in $(DEMO); the demo's artifacts in $(DEMO)/demo/. Your turn:"
+	@echo "  source $(VENV)/bin/activate     # puts freeze on your PATH (or run $(BIN)/freeze)"
+	@echo "  cd $(DEMO) && freeze --ckpt model.ckpt-200 --outputs probs"
+	@echo "README.md goes on from there; \`make samples\` builds the models its other examples use."
+
+samples: $(STAMP) $(DEMO)/checkpoint
+	$(BIN)/python docs/examples.py --samples models/out
 
 models/out/other/frozen.pb: models/other_sources.py | $(STAMP)
 	@mkdir -p models/out
@@ -86,6 +97,12 @@ chromium:
 test: $(STAMP) $(BASE_STAMP) $(WHEEL_STAMP) chromium
 	$(BIN)/python -m pytest
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
+
+# the edit loop's tier: the tests that build no sample model and run nothing end to end (the
+# `slow` marker is set by tests/conftest.py from the fixtures a test uses)
+.PHONY: test-fast
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check converters cli tests models bench docs setup.py

@@ -1,6 +1,7 @@
 """Every command output shown in README.md and docs/*.md, regenerated from real runs.
 
     python docs/examples.py [--only ID,ID] [--keep DIR] [--list]
+    python docs/examples.py --samples models/out     # `make samples`: the README's models
 
 A block in a page is marked by its example's ID:
 
@@ -15,8 +16,12 @@ For each example the script builds the sample models it needs (models/*.py, into
 per build), copies them into a fresh folder, runs the example's commands there with relative
 paths (`freeze` and `python` from the interpreter running this script, PYTHONPATH as given), and
 rewrites the block with each command and its output (stdout and stderr as a terminal shows
-them). Timings, dates, cache keys, the CPU's name and the scratch folder's path are normalised
-(see NORMALISE) so a re-run writes the same text. `--keep DIR` keeps builds between runs.
+them). An example with a `cd` is one of the README's: its block starts with `$ cd FOLDER` (from
+the checkout's root, where `make demo` and `make samples` built the models), and its hidden
+`setup` is only what earlier README blocks did; tests/e2e/test_readme.py types the README's
+commands in order on a copy of the checkout. Timings, dates, cache keys, the CPU's name and
+the scratch folder's path are normalised (see NORMALISE) so a re-run writes the same text.
+`--keep DIR` keeps builds between runs.
 
 No TensorFlow is imported here (tests/test_docs.py imports EXAMPLES to check the markers).
 """
@@ -70,12 +75,25 @@ class Example:
     lang: str = "console"
     bare: bool = False
     env: tuple[tuple[str, str], ...] = ()
+    cd: str = ""
+
+    def shown(self) -> list[str]:
+        """The commands its block shows: a `cd` into its README folder first."""
+        return [*([f"cd {self.cd}"] if self.cd not in ("", ".") else []), *self.commands]
 
 
 TRAIN = "--calibration train.npz --verify-data val.npz"
+# `make demo`'s conversion, in models/out/iris
+DEMO = "freeze --ckpt model.ckpt-200 --outputs probs --target android,tflite,onnx -o demo/ --force"
+# `make batch-demo` in the checkout: models/models.toml over make demo's and make samples' models
+BATCH_DEMO = "PYTHONPATH=models freeze batch models/models.toml --jobs 2 --cache models/out/cache"
+BATCH_CHECKOUT = ("mkdir -p models/out",
+                  "cp {root}/models/models.toml {root}/models/other_sources.py models/",
+                  "mv iris other models/out/")
 EXAMPLES: dict[str, Example] = {
     # getting started
-    "freeze": Example(("iris",), "iris", ("freeze --ckpt model.ckpt-200 --outputs probs",)),
+    "freeze": Example(("iris",), "iris", ("freeze --ckpt model.ckpt-200 --outputs probs",),
+                      cd="models/out/iris"),
     "sidecar": Example(("iris",), "iris", ("cat model.ckpt-200.pb.json",), lang="json", bare=True,
                        setup=("freeze --ckpt model.ckpt-200 --outputs probs",)),
     "savedmodel": Example(("other",), "other", ("freeze tf2_savedmodel",)),
@@ -84,7 +102,7 @@ EXAMPLES: dict[str, Example] = {
         "--target android,tflite,onnx -o fixed/",)),
     # targets
     "targets": Example((), ".", ("freeze targets",)),
-    "targets-head": Example((), ".", ("freeze targets | head -14",)),
+    "targets-head": Example((), ".", ("freeze targets | head -9",), cd="."),
     "multi-target": Example(("iris",), "iris", (
         "freeze --ckpt model.ckpt-200 --outputs probs "
         "--target android,server,tflite,edge-int8,onnx -o all/",)),
@@ -97,6 +115,12 @@ EXAMPLES: dict[str, Example] = {
     "golden": Example(("iris",), "iris", (
         "freeze --ckpt model.ckpt-200 --outputs probs --target tflite,edge-int8 "
         "--save-golden golden -o out/",)),
+    "verify-golden": Example(("iris",), "iris", (
+        "freeze --ckpt model.ckpt-200 --outputs probs --target edge-int8 --save-golden golden -o out/",
+        "freeze verify out/model.ckpt-200.edge-int8.tflite --golden golden",
+        "freeze verify out/model.ckpt-200.edge-int8.tflite --golden golden --tolerance 1e-3"),
+        exits=(0, 0, 5),
+        cd="models/out/iris"),
     "verify": Example(("iris",), "iris", (
         "freeze verify out/model.ckpt-200.edge-int8.tflite --golden golden",
         "freeze verify out/model.ckpt-200.tflite --golden golden --tolerance 1e-9"), exits=(0, 5),
@@ -118,13 +142,14 @@ EXAMPLES: dict[str, Example] = {
         "-o until.tflite",)),
     # inspect
     "inspect": Example(("iris",), "iris", ("freeze inspect model.ckpt-200",)),
-    "inspect-keras": Example(("other",), "other", ("freeze inspect model.keras",)),
+    "inspect-keras": Example(("other",), "other", ("freeze inspect model.keras",), cd="models/out/other"),
     "inspect-odd": Example(("odd",), "odd", ("freeze inspect model.ckpt-200 | tail -3",)),
-    "inspect-gpu": Example(("cnn",), "cnn", ("freeze inspect --device gpu cnn.tflite",), setup=(
-        "freeze --ckpt model.ckpt-200 --outputs probs --target tflite -o cnn.tflite",)),
+    "inspect-gpu": Example(("iris",), "iris", ("freeze inspect --device gpu demo/model.ckpt-200.tflite",),
+                           cd="models/out/iris", setup=(DEMO,)),
     # reduce, explain
     "reduce": Example(("reduce",), "reduce/reduce_cnn_erfinv", (
-        "freeze reduce model.ckpt --outputs probs --target tflite -o repro/",)),
+        "freeze reduce model.ckpt --outputs probs --target tflite -o repro/",),
+        cd="models/out/reduce/reduce_cnn_erfinv"),
     "explain": Example(("iris",), "iris", (
         "freeze --ckpt model.ckpt-200 --outputs probs --target tflite --explain -o out/",)),
     # untrusted models and scan
@@ -137,7 +162,7 @@ EXAMPLES: dict[str, Example] = {
         "freeze scan README.md"), exits=(3, 3), setup=("echo '# not a model' > README.md",)),
     "scan-short": Example(("iris", "other", "hostile"), ".", (
         "freeze scan iris other/model.keras hostile/models/ckpt_read hostile/models/sm_asset",),
-        exits=(3,)),
+        exits=(3,), cd="models/out"),
     "scan-json": Example(("other", "hostile"), ".", (
         "freeze scan hostile/models/ckpt_read other/model.keras --json",), exits=(3,)),
     # troubleshooting
@@ -157,15 +182,9 @@ EXAMPLES: dict[str, Example] = {
     "bad-option": Example(("iris",), "iris", (
         "freeze --ckpt model.ckpt-200 --outputs probs --target onnx --opset 999",), exits=(6,)),
     # batch, cache
-    "batch-demo": Example(("iris", "other"), ".", (
-        "PYTHONPATH=models freeze batch models/models.toml --jobs 2 --cache models/out/cache",),
-        setup=("mkdir -p models/out", "cp {root}/models/models.toml {root}/models/other_sources.py models/",
-               "mv iris other models/out/")),
-    "batch-cached": Example(("iris", "other"), ".", (
-        "PYTHONPATH=models freeze batch models/models.toml --jobs 2 --cache models/out/cache",),
-        setup=("mkdir -p models/out", "cp {root}/models/models.toml {root}/models/other_sources.py models/",
-               "mv iris other models/out/",
-               "PYTHONPATH=models freeze batch models/models.toml --jobs 2 --cache models/out/cache")),
+    "batch-demo": Example(("iris", "other"), ".", (BATCH_DEMO,), setup=BATCH_CHECKOUT, cd="."),
+    "batch-cached": Example(("iris", "other"), ".", (BATCH_DEMO,),
+                            setup=(*BATCH_CHECKOUT, BATCH_DEMO)),
     "batch-budget": Example(("iris",), ".", (
         "cat models.toml",
         'freeze batch models.toml --cache cache --baseline base.json --fail-on "size > +1%"'),
@@ -179,6 +198,10 @@ EXAMPLES: dict[str, Example] = {
                                 exits=(0, 6), setup=(
         "printf '%s\\n' 'schema_version = 1' '[[model]]' 'name = \"iris\"' 'source = \"iris\"' "
         "'opset = 999' 'outputs = [\"probs\"]' 'targets = [\"onnx\"]' > models.toml",)),
+    "cache-demo": Example(("iris", "other"), ".", (
+        "freeze cache ls models/out/cache | tail -3",
+        "freeze cache prune models/out/cache --older-than 30d --dry-run"),
+        setup=(*BATCH_CHECKOUT, BATCH_DEMO), cd="."),
     "cache-ls": Example(("iris",), ".", (
         "freeze cache ls cache", "freeze cache prune cache --older-than 30d --dry-run",
         "freeze cache prune cache --max-size 1KB"),
@@ -245,15 +268,16 @@ def _latency_column(text: str) -> str:
     return "\n".join(lines)
 
 
-def build(name: str, root: Path, env: dict) -> Path:
-    """DIR/build/NAME, made once (its commands are kept in .built)."""
+def build(name: str, root: Path, env: dict, samples: bool = False) -> Path:
+    """DIR/build/NAME, made once (its commands are kept in .built); `samples`: DIR/NAME, left
+    as it is if it exists (the user's sample folder, with what they wrote in it)."""
     deps, commands = BUILDS[name]
     for dep in deps:
-        build(dep, root, env)
-    folder = root / "build" / name
+        build(dep, root, env, samples)
+    folder = root / name if samples else root / "build" / name
     stamp = folder / ".built"
     script = "\n".join(c.format(models=ROOT / "models") for c in commands)
-    if stamp.exists() and stamp.read_text() == script:
+    if (stamp.exists() and stamp.read_text() == script) or (samples and folder.is_dir()):
         return folder
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
@@ -285,7 +309,7 @@ def run_example(name: str, example: Example, root: Path, env: dict) -> str:
         shutil.copytree(src, work / need, ignore=shutil.ignore_patterns(".built"), symlinks=True)
     cwd = work / example.folder
     env = {**env, **dict(example.env), "XDG_CACHE_HOME": str(work / ".cache")}
-    shown = []
+    shown = [f"$ {command}" for command in example.shown()[:-len(example.commands)]]
     for i, command in enumerate((*example.setup, *example.commands)):
         command = command.format(root=ROOT)
         done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE,
@@ -335,13 +359,30 @@ def rewrite(page: Path, outputs: dict[str, str]) -> bool:
     return new != text
 
 
+def samples(into: Path) -> None:
+    """`make samples`: every model a README example needs, built into `into`."""
+    needs = sorted({need for name, _ in markers((ROOT / "README.md").read_text())
+                    for need in EXAMPLES[name].needs})
+    into.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="gfsamples-") as scratch:
+        env = environment(Path(scratch))
+        for need in needs:
+            present = (into / need).is_dir()
+            build(need, into.resolve(), env, samples=True)
+            print(f"{into / need}: {'already there' if present else 'built'}", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated example IDs (default: every one used)")
     parser.add_argument("--keep", help="scratch folder kept between runs (builds are reused)")
     parser.add_argument("--list", action="store_true", help="list the examples and where used")
     parser.add_argument("--print", action="store_true", help="print the blocks, rewrite nothing")
+    parser.add_argument("--samples", metavar="DIR", help="build the models the README's examples "
+                        "use into DIR/NAME (those missing), run nothing")
     args = parser.parse_args()
+    if args.samples:
+        return samples(Path(args.samples))
     used: dict[str, list[str]] = {}
     for page in PAGES:
         for name, _ in markers(page.read_text()):

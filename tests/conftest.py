@@ -237,3 +237,20 @@ def no_step_summary(monkeypatch):
     """Tests run inside GitHub Actions too: batch runs must not write report.md into the real
     job summary (a test that wants it sets GITHUB_STEP_SUMMARY itself)."""
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+# the fast tier (`make test-fast`, `pytest -m "not slow"`): a test is slow when it builds sample
+# models (a fixture below), starts a cluster, or runs the installed command end to end (tests/e2e)
+SLOW_FIXTURES = {"samples", "sample", "other_samples", "other", "keras_layers", "wide",
+                 "source_cases", "hostile_models", "zoo", "family", "freeze", "freeze_noted"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: builds sample models or runs end to end (not in "
+                                       "`make test-fast`)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or "e2e" in item.path.parts:
+            item.add_marker(pytest.mark.slow)
