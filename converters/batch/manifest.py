@@ -148,7 +148,7 @@ def parse_manifest(path: str, registry) -> list[JobSpec]:
             raise ConfigError(f"{where}: [[model]] needs source = \"PATH\" (a checkpoint, "
                               "model_dir, SavedModel, Keras file or frozen graph)")
         matches = _expand_source(storage.join(folder, source) if folder else source,
-                                 at("model", i, "source"))
+                                 at("model", i, "source"), registry)
         if "name" in entry and not (isinstance(entry["name"], str) and
                                     re.fullmatch(r"[A-Za-z0-9._-]*[A-Za-z0-9][A-Za-z0-9._-]*",
                                                  entry["name"])):
@@ -169,7 +169,7 @@ def specs_from_paths(paths: list[str], raw: dict, registry) -> list[JobSpec]:
     _check_keys(raw, set(), lambda k: "command line", "the options", declared)
     options = _job_options(raw, "command line", "", declared)
     specs = [JobSpec("", match, options, "command line")
-             for path in paths for match in _expand_source(path, "command line")]
+             for path in paths for match in _expand_source(path, "command line", registry)]
     return named(specs, "")
 
 
@@ -249,10 +249,13 @@ def _absolute(path: str) -> bool:
     return storage.is_remote(path) or os.path.isabs(os.path.expanduser(path))
 
 
-def _expand_source(path: str, where: str) -> list[str]:
+def _expand_source(path: str, where: str, registry) -> list[str]:
+    """`path`'s matches; a path no file has is one a source kind recognises (a checkpoint
+    prefix: its files have other names), else a ConfigError."""
     path = storage.expand(path)
     if not any(c in path for c in "*?["):
-        if not storage.exists(path.rstrip("/")) and not storage.exists(path + ".index"):
+        if not storage.exists(path.rstrip("/")) and \
+                not any(source.detect(path) for source in registry.sources()):
             raise ConfigError(f"{where}: source {path} does not exist; fix the path" + (
                 "" if where == "command line" else " (relative to the manifest's folder)"))
         return [path]

@@ -92,3 +92,22 @@ def test_a_wrong_key_is_one_line(samples, tmp_path, text, message):
     manifest = write(tmp_path, text.replace("SRC", str(samples / "iris" / "model.ckpt-200")))
     with pytest.raises(ConfigError, match=message):
         prepare_jobs(parse_manifest(manifest, registry), registry)
+
+
+def test_a_checkpoint_prefix_no_file_has_is_a_source(samples, source_cases, tmp_path):
+    """A V2 prefix (its .index) and a sharded V1 prefix (model.ckpt-7-00000-of-00001 and
+    .meta: neither file is the prefix) are sources, named relative to the manifest, as `freeze`
+    takes them; a prefix of no checkpoint is one line."""
+    import shutil
+
+    shutil.copytree(samples / "iris", tmp_path / "v2")
+    shutil.copytree(source_cases / "v1_sharded", tmp_path / "v1")
+    registry = Registry.default(plugins=False)
+    manifest = write(tmp_path, "[[model]]\nsource = 'v2/model.ckpt-200'\n"
+                               "[[model]]\nsource = 'v1/model.ckpt-7'\n")
+    assert [spec.source for spec in parse_manifest(manifest, registry)] == [
+        str(tmp_path / "v2" / "model.ckpt-200"), str(tmp_path / "v1" / "model.ckpt-7")]
+    manifest = write(tmp_path, "[[model]]\nsource = 'v1/model.ckpt-8'\n")
+    with pytest.raises(ConfigError, match=r"models.toml:3: source .*/v1/model.ckpt-8 does not "
+                                          r"exist; fix the path \(relative to the manifest's"):
+        parse_manifest(manifest, registry)
