@@ -192,3 +192,83 @@ def rewired(graph_def, dtypes: dict[str, int]):
     except _Unsupported:
         return None
     return graph_def
+
+
+_GATHERS = {"ResourceGather": "GatherV2", "ResourceGatherNd": "GatherNd"}
+_ASSIGNS = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp")
+_RESOURCE = 20
+
+
+def finish_readers(graph_def) -> None:
+    """What TensorFlow's converter leaves of a frozen variable's readers, done in place (as
+    tf2onnx does after it): a resource gather whose handle became the value (the converter skips
+    those inside functions, tensorflow#51488: a `While` body reading an embedding) becomes
+    GatherV2/GatherNd; an assign to it (a layer called in training mode updating its
+    statistics: a frozen graph has no state to update) is dropped."""
+    _finish(graph_def.node, None)
+    for function in graph_def.library.function:
+        _finish(function.node_def, function)
+
+
+def _finish(nodes, function) -> None:
+    by_name = {n.name: n for n in nodes}
+    args = {a.name: a.type for a in function.signature.input_arg} if function else {}
+
+    def is_value(edge: str) -> bool:
+        """`edge` is known to carry a tensor, not a resource."""
+        name, *rest = edge.split(":")
+        if name in args and not rest:
+            return args[name] != _RESOURCE
+        node = by_name.get(name)
+        key = None if node is None else "T" if "T" in node.attr else \
+            "dtype" if node.op in ("Const", "Placeholder", "ReadVariableOp") else None
+        if key is None:
+            return False
+        attr, index = node.attr[key], int(rest[-1]) if rest and rest[-1].isnumeric() else 0
+        if attr.HasField("list"):
+            return index < len(attr.list.type) and attr.list.type[index] != _RESOURCE
+        return attr.HasField("type") and attr.type != _RESOURCE
+
+    dropped = set()
+    for node in list(nodes):
+        if node.op in _GATHERS and is_value(node.input[0]):
+            _gather(nodes, node, function is not None)
+        elif node.op in _ASSIGNS and is_value(node.input[0]):
+            dropped.add(node.name)
+    if not dropped:
+        return
+    kept = [n for n in nodes if n.name not in dropped]
+    del nodes[:]
+    nodes.extend(kept)
+    for node in nodes:
+        controls = [i for i in node.input if i.startswith("^") and i[1:] in dropped]
+        for name in controls:
+            node.input.remove(name)
+    if function is not None:
+        for key in [k for k, v in function.control_ret.items() if v in dropped]:
+            del function.control_ret[key]
+            function.signature.control_output.remove(key)
+
+
+def _gather(nodes, node, in_function: bool) -> None:
+    """`node` (a resource gather) made the gather of the value, as the converter makes one
+    outside functions (its `batch_dims` kept: GatherV2 takes it too)."""
+    import numpy as np
+    from graphfreeze.graph.consts import make_const
+
+    batch_dims = node.attr["batch_dims"].i if "batch_dims" in node.attr else 0
+    op, inputs = _GATHERS[node.op], list(node.input)
+    kept = type(node)(name=node.name, op=op)
+    kept.attr["Tparams"].type = node.attr["dtype"].type
+    kept.attr["Tindices"].type = node.attr["Tindices"].type
+    if op == "GatherV2":
+        index_type = np.int64 if node.attr["Tindices"].type == 9 else np.int32
+        axis = make_const(f"{node.name}/axis", np.array(batch_dims, index_type))
+        nodes.add().CopyFrom(axis)
+        inputs.insert(2, f"{axis.name}:output:0" if in_function else axis.name)
+        kept.attr["Taxis"].type = axis.attr["dtype"].type
+        kept.attr["batch_dims"].i = batch_dims
+    if "_class" in node.attr:
+        kept.attr["_class"].CopyFrom(node.attr["_class"])
+    kept.input.extend(inputs)
+    node.CopyFrom(kept)

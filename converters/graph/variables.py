@@ -4,7 +4,9 @@
 reads inside `If`/`While`/call function bodies, resource `Switch`/`Merge`); we reuse it, giving it
 values read straight from the checkpoint so no session has to restore every variable first.
 Where a variable reaches only plain readers (ReadVariableOp, Identity, Switch, Enter, ...), its
-edits are made without TensorFlow (`variable_readers`, the same graph byte for byte).
+edits are made without TensorFlow (`variable_readers`, the same graph byte for byte); then what
+the converter leaves undone (a gather inside a function, an assign) is finished
+(`variable_readers.finish_readers`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from graphfreeze.graph.consts import set_value
 from graphfreeze.graph.graphdefs import copied
-from graphfreeze.graph.variable_readers import frozen_names, rewired
+from graphfreeze.graph.variable_readers import finish_readers, frozen_names, rewired
 
 # Ops that only carry a reference through; with a constant behind them they take plain tensors.
 _REF_OPS = {"RefSwitch": "Switch", "RefIdentity": "Identity", "RefEnter": "Enter",
@@ -55,6 +57,7 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
             node.op = "VariableV2"
     frozen = graph_def if not dtypes else \
         rewired(copied(graph_def), dtypes) or _tensorflow_rewired(graph_def, dtypes)
+    finish_readers(frozen)  # gathers in loop bodies, assigns: what the converter leaves
     consts = {}
     for node in frozen.node:
         if node.op in _REF_OPS:

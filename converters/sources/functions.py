@@ -59,10 +59,31 @@ def freeze_function(func, input_keys: list[str], output_keys: list[str],
         graph_def = freeze_tables(graph_def, func, owner, where)
         graph_def = freeze_text_resources(graph_def, func, owner, where)
     except (ValueError, TypeError, KeyError, tf.errors.OpError) as err:
-        raise InputError(f"{where}: TensorFlow cannot freeze this model ({first_line(err)}); "
-                         "the file is corrupt, re-export the model") from err
+        broken = _misshapen_variable(func)
+        if broken:
+            raise InputError(f"{where}: {broken} ({first_line(err)}); the file is corrupt, "
+                             "re-export the model") from err
+        raise InputError(f"{where}: graphfreeze cannot freeze this model ({first_line(err)}), "
+                         "a limitation of graphfreeze, not of the file: report it, or use a "
+                         "peer converter (TFLiteConverter, tf2onnx) on it") from err
     check_graph_def(graph_def, where)
     return graph_def
+
+
+def _misshapen_variable(func) -> str | None:
+    """What is wrong with the file when a variable `func` reads cannot be read or holds a value
+    of another shape than it declares (its restore broken); None when the values are sound."""
+    import tensorflow as tf
+
+    for variable in func.graph.variables:
+        try:
+            shape = [int(d) for d in tf.shape(variable.read_value()).numpy()]
+        except tf.errors.OpError as err:
+            return f"variable {variable.name} cannot be read ({first_line(err)})"
+        if not variable.shape.is_compatible_with(shape):
+            return f"variable {variable.name} holds a value of shape {list(shape)}, not the " \
+                f"{variable.shape} it declares"
+    return None
 
 
 def _freeze(func, input_keys: list[str], output_keys: list[str]):
@@ -73,13 +94,16 @@ def _freeze(func, input_keys: list[str], output_keys: list[str]):
     """
     from graphfreeze.graph.graphdefs import split_tensor, tensor_name
     from graphfreeze.graph.renames import rename_nodes
+    from graphfreeze.graph.variable_readers import finish_readers
     from tensorflow.core.framework import node_def_pb2
-    from tensorflow.python.framework.convert_to_constants import (
-        convert_variables_to_constants_v2,
-    )
+    from tensorflow.python.framework import convert_to_constants as c2c
 
-    with _composites_kept():
-        frozen = convert_variables_to_constants_v2(func, lower_control_flow=False)
+    with _composites_kept():  # convert_variables_to_constants_v2, its readers finished
+        data = c2c._FunctionConverterDataInEager(  # noqa: SLF001
+            func=func, lower_control_flow=False, aggressive_inlining=False)
+        converted, indices = c2c._replace_variables_by_constants(converter_data=data)  # noqa: SLF001
+        finish_readers(converted)
+        frozen = c2c._construct_concrete_function(func, converted, indices)  # noqa: SLF001
     graph_def = frozen.graph.as_graph_def()
     for fdef in graph_def.library.function:
         if implements_of(fdef) is not None and fdef.attr.pop(_MARK, None) is not None:
@@ -113,7 +137,9 @@ class _composites_kept:
     composite functions (`_implements`) marked `_noinline`, so a call TFLite's converter fuses
     into its op stays a call. TensorFlow gives no option for it: its own TFLiteConverter goes
     through a SavedModel instead. The mark goes where TensorFlow builds the GraphDef it inlines
-    (`disable_lower_using_switch_merge`, which it calls on it first)."""
+    (`disable_lower_using_switch_merge`, which it calls on it first). That function leaves
+    `Case` out, so grappler lowered a `tf.switch_case` to `_SwitchN`/`Merge`, which no target's
+    converter takes inside a loop: a Case is kept functional too."""
 
     def __enter__(self):
         from tensorflow.python.framework import convert_to_constants as c2c
@@ -123,6 +149,10 @@ class _composites_kept:
 
         def marked(graph_def):
             graph_def = saved(graph_def)
+            for node in [*graph_def.node, *(n for f in graph_def.library.function
+                                              for n in f.node_def)]:
+                if node.op in ("Case", "StatelessCase"):
+                    node.attr["_lower_using_switch_merge"].b = False
             for fdef in graph_def.library.function:
                 if implements_of(fdef) is not None and "_noinline" not in fdef.attr:
                     fdef.attr["_noinline"].b = True  # kept a call, and not specialized:

@@ -123,3 +123,89 @@ def test_a_read_inside_a_function_feeding_a_call(order):
     g = function("G", [("x", float32), ("h", resource)], ("r2", "h"), ("y", "y:z:0"))
     g.node_def.add(name="y", op="AddV2", input=["x", "r2:value:0"]).attr["T"].type = float32
     _same(*_both(graph_def))
+
+
+@pytest.fixture(scope="session")
+def loops(tmp_path_factory):
+    """loops(name) -> (SavedModel path, args): one models/loops.py model, built on first use."""
+    from tests.conftest import _shared, _zoo_builder
+
+    return _zoo_builder(_shared(tmp_path_factory, "loops"), "loops.py")
+
+
+def _converted(path):
+    """(the loaded model, its serving signature, TensorFlow's converter's graph of it, the
+    indices it froze)."""
+    import tensorflow as tf
+    from tensorflow.python.framework import convert_to_constants as c2c
+
+    model = tf.saved_model.load(str(path))  # (it holds the variables the signature reads)
+    func = model.signatures["serving_default"]
+    data = c2c._FunctionConverterDataInEager(func=func, lower_control_flow=False,
+                                             aggressive_inlining=False)
+    return (model, func, *c2c._replace_variables_by_constants(converter_data=data))
+
+
+def _ops(graph_def) -> set[str]:
+    return {n.op for n in graph_def.node} | {n.op for f in graph_def.library.function
+                                              for n in f.node_def}
+
+
+def test_a_gather_in_a_loop_body_reads_the_value(loops):
+    """The greedy decoder gathers its embedding inside the While body: TensorFlow's converter
+    types the body's argument float and leaves the ResourceGather reading it (it skips gathers
+    in functions); finished, the body gathers the value and the frozen graph decodes as the
+    model does."""
+    import numpy as np
+    import tensorflow as tf
+    from graphfreeze.graph.variable_readers import finish_readers
+    from tensorflow.python.framework import convert_to_constants as c2c
+
+    _model, func, graph_def, indices = _converted(loops("greedy_decoder")[0])
+    assert "ResourceGather" in _ops(graph_def)
+    finish_readers(graph_def)
+    assert "ResourceGather" not in _ops(graph_def) and "GatherV2" in _ops(graph_def)
+    frozen = c2c._construct_concrete_function(func, graph_def, indices)
+    start = tf.constant([1, 5], tf.int32)
+    state = tf.constant(np.random.default_rng(0).standard_normal((2, 8)), tf.float32)
+    want = func(start=start, state=state)
+    got = dict(zip(sorted(want), frozen(start, state), strict=True))  # outputs sorted by key
+    for key, value in want.items():
+        np.testing.assert_allclose(got[key].numpy(), value.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_an_assign_to_a_frozen_variable_is_dropped(loops):
+    """A BatchNormalization called in training mode assigns its moving statistics: TensorFlow's
+    converter leaves each AssignVariableOp taking the float value (a graph TensorFlow refuses);
+    finished, the assigns are gone and the graph imports."""
+    import tensorflow as tf
+    from graphfreeze.graph.variable_readers import finish_readers
+
+    _, _, graph_def, _ = _converted(loops("training_batch_norm")[0])
+    assert "AssignVariableOp" in _ops(graph_def)
+    with pytest.raises(ValueError, match="AssignVariableOp"):
+        with tf.Graph().as_default():
+            tf.graph_util.import_graph_def(graph_def, name="")
+    finish_readers(graph_def)
+    assert not _ops(graph_def) & {"AssignVariableOp", "AssignAddVariableOp",
+                                   "AssignSubVariableOp"}
+    with tf.Graph().as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+
+
+def test_a_resource_gather_of_a_resource_is_left_alone():
+    """A gather whose handle is still a resource (a variable not frozen) is not touched."""
+    from graphfreeze.graph.variable_readers import finish_readers
+    from graphfreeze.proto.tf import graph_pb2
+
+    graph_def = graph_pb2.GraphDef()
+    body = graph_def.library.function.add()
+    body.signature.name = "body"
+    body.signature.input_arg.add(name="h", type=20)
+    body.signature.input_arg.add(name="i", type=3)
+    gather = body.node_def.add(name="g", op="ResourceGather", input=["h", "i"])
+    gather.attr["dtype"].type = 1
+    gather.attr["Tindices"].type = 3
+    before = graph_def.SerializeToString()
+    finish_readers(graph_def)
+    assert graph_def.SerializeToString() == before
