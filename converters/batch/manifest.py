@@ -250,22 +250,30 @@ def _absolute(path: str) -> bool:
 
 
 def _expand_source(path: str, where: str, registry) -> list[str]:
-    """`path`'s matches; a path no file has is one a source kind recognises (a checkpoint
-    prefix: its files have other names), else a ConfigError."""
+    """`path`'s matches, each a file or one a source kind recognises (a checkpoint prefix: its
+    files have other names, e.g. `runs/*/model.ckpt-200`); none is a ConfigError."""
     path = storage.expand(path)
     if not any(c in path for c in "*?["):
-        if not storage.exists(path.rstrip("/")) and \
-                not any(source.detect(path) for source in registry.sources()):
+        if not _is_source(path, registry):
             raise ConfigError(f"{where}: source {path} does not exist; fix the path" + (
                 "" if where == "command line" else " (relative to the manifest's folder)"))
         return [path]
-    if storage.is_remote(path):
-        matches = sorted(gfile().glob(path))
-    else:
-        matches = sorted(globlib.glob(path))
+    matches = _glob(path)
+    folders, name = path.rsplit("/", 1) if "/" in path else ("", path)
+    if not matches and folders and name and not any(c in name for c in "*?["):
+        matches = [match for match in (storage.join(folder, name) for folder in _glob(folders))
+                   if _is_source(match, registry)]
     if not matches:
         raise ConfigError(f"{where}: source glob {path} matches nothing; fix the pattern")
     return matches
+
+
+def _is_source(path: str, registry) -> bool:
+    return storage.exists(path.rstrip("/")) or any(s.detect(path) for s in registry.sources())
+
+
+def _glob(pattern: str) -> list[str]:
+    return sorted(gfile().glob(pattern) if storage.is_remote(pattern) else globlib.glob(pattern))
 
 
 _SUFFIX = re.compile(r"(\.(keras|h5|hdf5|pb|pbtxt|index|meta))$")

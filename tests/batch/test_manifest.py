@@ -97,16 +97,24 @@ def test_a_wrong_key_is_one_line(samples, tmp_path, text, message):
 def test_a_checkpoint_prefix_no_file_has_is_a_source(samples, source_cases, tmp_path):
     """A V2 prefix (its .index) and a sharded V1 prefix (model.ckpt-7-00000-of-00001 and
     .meta: neither file is the prefix) are sources, named relative to the manifest, as `freeze`
-    takes them; a prefix of no checkpoint is one line."""
+    takes them, and so is a glob of prefixes (one per folder that has one); a prefix of no
+    checkpoint is one line."""
     import shutil
 
     shutil.copytree(samples / "iris", tmp_path / "v2")
+    shutil.copytree(samples / "iris_resource", tmp_path / "runs" / "a")
+    shutil.copytree(samples / "iris", tmp_path / "runs" / "b")
+    (tmp_path / "runs" / "c").mkdir()  # a folder without that checkpoint: not a job
     shutil.copytree(source_cases / "v1_sharded", tmp_path / "v1")
     registry = Registry.default(plugins=False)
     manifest = write(tmp_path, "[[model]]\nsource = 'v2/model.ckpt-200'\n"
-                               "[[model]]\nsource = 'v1/model.ckpt-7'\n")
-    assert [spec.source for spec in parse_manifest(manifest, registry)] == [
-        str(tmp_path / "v2" / "model.ckpt-200"), str(tmp_path / "v1" / "model.ckpt-7")]
+                               "[[model]]\nsource = 'v1/model.ckpt-7'\n"
+                               "[[model]]\nsource = 'runs/*/model.ckpt-200'\n")
+    assert [(spec.name, spec.source) for spec in parse_manifest(manifest, registry)] == [
+        (name, str(tmp_path / path)) for name, path in [
+            ("v2-model.ckpt-200", "v2/model.ckpt-200"), ("model.ckpt-7", "v1/model.ckpt-7"),
+            ("a-model.ckpt-200", "runs/a/model.ckpt-200"),
+            ("b-model.ckpt-200", "runs/b/model.ckpt-200")]]
     manifest = write(tmp_path, "[[model]]\nsource = 'v1/model.ckpt-8'\n")
     with pytest.raises(ConfigError, match=r"models.toml:3: source .*/v1/model.ckpt-8 does not "
                                           r"exist; fix the path \(relative to the manifest's"):
