@@ -17,8 +17,10 @@ from importlib import metadata
 from graphfreeze.batch.cache_store import open_store, verified
 from graphfreeze.io import storage
 
-PACKAGES = ("graphfreeze", "tensorflow", "tf_keras", "keras", "tf2onnx", "onnx", "onnxruntime",
-            "tensorflow-model-optimization", "ai-edge-litert")
+# the distributions whose versions enter every key: graphfreeze, all it declares it requires (its
+# base and every extra but `dev`: a format's extra names its converter and runtime), Keras 3 (the
+# `.keras` loader TensorFlow brings) and every package that plugs into graphfreeze (entry points)
+NOT_KEYED_EXTRAS = {"dev"}
 
 
 def default_dir() -> str:
@@ -31,7 +33,7 @@ def _environment() -> dict:
     """Versions of what makes the artifacts, and a digest of graphfreeze's own code and data
     (a development checkout changes without a new version)."""
     versions = {}
-    for name in PACKAGES:
+    for name in keyed_distributions():
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -44,6 +46,28 @@ def _environment() -> dict:
             with open(full, "rb") as f:
                 code.update(hashlib.sha256(f.read()).digest())
     return {"versions": versions, "python": sys.version.split()[0], "code": code.hexdigest()}
+
+
+def keyed_distributions() -> list[str]:
+    """The distribution names whose installed versions enter the key (see NOT_KEYED_EXTRAS)."""
+    import re
+
+    from graphfreeze.registry import GROUPS
+
+    names = {"graphfreeze", "keras"}
+    try:
+        declared = metadata.requires("graphfreeze") or []
+    except metadata.PackageNotFoundError:  # run from a bare checkout
+        declared = []
+    for requirement in declared:
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", requirement)
+        if not (extra and extra[1] in NOT_KEYED_EXTRAS):
+            names.add(re.match(r"[A-Za-z0-9._-]+", requirement)[0])
+    for group in set(GROUPS.values()):
+        for ep in metadata.entry_points(group=group):
+            if getattr(ep, "dist", None) is not None:
+                names.add(ep.dist.name)
+    return sorted({re.sub(r"[-_.]+", "-", name).lower() for name in names})
 
 
 def _file_digest(path: str) -> str:

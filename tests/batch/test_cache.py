@@ -210,3 +210,39 @@ def test_prune_is_the_library_s(tmp_path):
     done = cache_admin.prune(str(folder), max_size=5 * 1024, now=now)
     assert [e.job for e in done.gone] == ["job0", "job1"] and [e.job for e in done.kept] == ["job2"]
     assert [e.job for e in cache_admin.entries(str(folder))] == ["job2"]
+
+
+def _fake_distribution(folder: Path, name: str, version: str) -> Path:
+    """A dist-info for `name` at `version` only (no modules): first on PYTHONPATH, it is what
+    importlib.metadata reports as installed, as after `pip install --upgrade NAME`."""
+    info = folder / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    return folder
+
+
+def test_upgrading_a_converter_converts_again(samples, tmp_path):
+    """The cache key holds every distribution graphfreeze's extras declare (OpenVINO and its
+    tokenizers were missing from a hand-kept list: after an upgrade the old IR was served)."""
+    distribution = "openvino"
+    shutil.copytree(samples / "iris", tmp_path / "iris")
+    args = [FREEZE, "batch", "iris", "--outputs", "probs", "--target", "android", "--cache", "cache"]
+    first = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True)
+    again = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True)
+    assert first.returncode == again.returncode == 0, first.stderr + again.stderr
+    assert again.stdout.split()[0] == "cached"
+    upgraded = _fake_distribution(tmp_path / "upgraded", distribution, "2099.1")
+    env = {**os.environ, "PYTHONPATH": f"{upgraded}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    after = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout.split()[0] == "ok"  # converted again, not served from the cache
+
+
+def test_the_key_names_every_declared_distribution_but_dev_tools():
+    from graphfreeze.batch.cache import keyed_distributions
+
+    keyed = keyed_distributions()
+    assert {"graphfreeze", "tensorflow", "tf-keras", "keras", "openvino", "openvino-tokenizers",
+            "tf2onnx", "onnx", "onnxruntime", "ai-edge-litert", "tensorflow-model-optimization",
+            "keras-hub", "tensorflow-text"} <= set(keyed)
+    assert not {"pytest", "ruff", "mkdocs"} & set(keyed)
