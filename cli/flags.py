@@ -171,5 +171,42 @@ def write() -> bool:
     return True
 
 
+
+def _group(param) -> str:
+    """The --help section of one of `convert`'s options."""
+    name = param.name or ""
+    stages = next((f.stages for f in declared("stage") if f.name == name), None)
+    if stages is not None:
+        return "Verification" if "verify" in stages else \
+            "Benchmark" if stages == ("benchmark",) else "Conversion (targets that take them)"
+    if name in ("outputs", "inputs"):
+        return "Names"
+    if name in ("targets", "output", "force"):
+        return "Targets and files"
+    if name == "no_verify":
+        return "Verification"
+    if name == "debug":
+        return "Other"
+    return "Model"
+
+
+class GroupedOptions(click.Command):
+    """A command whose --help lists its options in groups (`_group`), in that order."""
+
+    ORDER = ("Model", "Names", "Targets and files", "Verification",
+             "Conversion (targets that take them)", "Benchmark", "Other")
+
+    def format_options(self, ctx, formatter):
+        groups: dict[str, list] = {}
+        helps = self.get_help_option(ctx)
+        for param in self.get_params(ctx):
+            record = None if isinstance(param, click.Argument) else param.get_help_record(ctx)
+            if record is not None:
+                groups.setdefault("Other" if param is helps else _group(param), []).append(record)
+        for title in self.ORDER:
+            if groups.get(title):
+                with formatter.section(f"{title} options"):
+                    formatter.write_dl(groups[title])
+
 if __name__ == "__main__":
     print(f"{INDEX}: {'rewritten' if write() else 'up to date'}")

@@ -150,22 +150,29 @@ def report(data: dict) -> None:
     from graphfreeze_cli import terms
 
     out = Console(highlight=False, soft_wrap=True, width=max(Console().width, 120))
-    out.print(f"[bold]{data['path']}[/]: {data['kind'].replace('_', ' ')}, "
-              f"{size(data.get('size_bytes', 0))}")
+    written = data["kind"] == "artifact"  # an artifact file (Format.describe), not a model
+    kind = f"{data['format'].replace('_', ' ')} artifact" if written else \
+        data["kind"].replace("_", " ")
+    out.print(f"[bold]{data['path']}[/]: {kind}, {size(data.get('size_bytes', 0))}")
     if data.get("tag_sets"):
         out.print("tag sets: " + "; ".join(",".join(t) for t in data["tag_sets"]))
     for sig in data.get("signatures", []):
         ins = ", ".join(f"{t['key']}={t['name']}" for t in sig["inputs"])
         outs = ", ".join(f"{t['key']}={t['name']}" for t in sig["outputs"])
         out.print(f"signature {sig['key']}: {ins} -> {outs}")
-    table = Table(title="likely inputs and outputs", title_justify="left")
+    table = Table(title="inputs and outputs" if written else "likely inputs and outputs",
+                  title_justify="left")
     for col in ("role", "name", "dtype", "shape"):
         table.add_column(col)
     for role in ("inputs", "outputs"):
         for t in data.get(role, []):
             label = t["name"] + (f" (key {t['key']})" if t.get("key") else "")
-            table.add_row(role[:-1], label, t["dtype"] or "?", shape(t["shape"]))
+            dtype = (t["dtype"] or "?") + (f" (scale {t['scale']:.3g}, zero point "
+                                           f"{t['zero_point']})" if "scale" in t else "")
+            table.add_row(role[:-1], label, dtype, shape(t["shape"]))
     out.print(table)
+    if written:
+        return artifact(out, data)
     if data.get("other_outputs"):
         out.print("other candidate outputs: " + ", ".join(data["other_outputs"]))
     if data.get("flags"):
@@ -188,6 +195,35 @@ def report(data: dict) -> None:
         out.print(gaps["summary"], markup=False, highlight=False)
     if any(terms.CHECKED_OPS[0] in g["summary"] for g in data.get("targets", {}).values()):
         out.print(terms.line(terms.CHECKED_OPS), markup=False, style="dim")
+
+
+def artifact(out, data: dict) -> None:
+    """The rest of an artifact's report: its ops, and what its sidecar records."""
+    ops = sorted(data.get("op_counts", {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    out.print(f"ops ({sum(n for _, n in ops)}): " + ", ".join(f"{op} {n}" for op, n in ops[:15]) +
+              (" ..." if len(ops) > 15 else ""), markup=False)
+    if data.get("opset"):
+        out.print("opset: " + ", ".join(f"{k} {v}" for k, v in data["opset"].items()))
+    car = data.get("sidecar")
+    if car is None:
+        out.print(data.get("sidecar_error") or f"no sidecar beside it ({data['path']}.json): not "
+                  "written by graphfreeze, or copied without it", markup=False)
+        return
+    source = car.get("source", {})
+    out.print(f"sidecar: target {car['target']}, from {source.get('path', '?')} "
+              f"({source.get('kind', '?')}), graphfreeze {car.get('graphfreeze_version', '?')}",
+              markup=False)
+    check = car.get("verification")
+    if check:
+        worst = ", ".join(f"{k} {v:.2g}" for k, v in check.get("max_abs_diff", {}).items())
+        out.print(f"verified: {'passed' if check.get('passed') else 'failed'} on "
+                  f"{check.get('data', 'seeded inputs')}" +
+                  (f" (max |diff| {worst})" if worst else ""), markup=False)
+    else:
+        out.print("verified: no (written with --no-verify)", markup=False)
+    if data.get("golden"):
+        out.print(f"golden outputs: {data['golden']} (`freeze verify {data['path']}` checks it "
+                  "against them)", markup=False)
 
 
 def device(data: dict) -> None:

@@ -194,7 +194,9 @@ class Format:
     `untrusted`: a file read back later (`freeze verify`), checked first where the runtime
     could touch the host; `loaded`: what the export holds in memory of it (a GraphDef), so it
     is not read back. `parts(path)`: the files the artifact is made of (`.xml` + `.bin`).
-    `gaps(graph_def, ops)`: what the format cannot take (`freeze inspect`). `requires`: the
+    `gaps(graph_def, ops)`: what the format cannot take (`freeze inspect`). `describe(path)`:
+    what `freeze inspect` reports of an artifact file of this format, read by its runtime's own
+    tools ({inputs, outputs, op_counts, ...}), or None when the file is not one. `requires`: the
     Python modules it imports, installed by `pip install 'graphfreeze[EXTRA]'`. `floor`: `open`
     imports no TensorFlow (a run with a TensorFlow child runs the artifact here, beside it)."""
 
@@ -202,6 +204,7 @@ class Format:
     export: Stage
     open: Callable[..., Session]
     gaps: Callable[[Any, set], OpGaps] | None = None
+    describe: Callable[[str], dict | None] | None = None
     requires: tuple[str, ...] = ()
     extra: str | None = None
     stages: tuple[Stage, ...] = ()  # more stages the format brings (after its export)

@@ -7,6 +7,7 @@ the graph's ops its format cannot take, judged on what inference would run.
 
 from __future__ import annotations
 
+from graphfreeze.errors import InputError
 from graphfreeze.io import storage
 
 SCHEMA_VERSION = 1
@@ -32,8 +33,14 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
 
     path = storage.expand(path)
     path_keys = paths_of(registry.option_classes("source"))
-    source, source_options = source_for(path, kind, expand_paths(options or {}, path_keys), registry,
-                                        strict=strict)
+    try:
+        source, source_options = source_for(path, kind, expand_paths(options or {}, path_keys),
+                                            registry, strict=strict)
+    except InputError:
+        found = artifact(path, registry, on_load) if kind == "auto" else None
+        if found is None:
+            raise
+        return found
     on_load()
     from graphfreeze.sources.describe import recorded_shapes
 
@@ -43,6 +50,44 @@ def inspect(path: str, kind: str = "auto", options: dict | None = None, unsafe: 
 
     with gc_paused():  # a big graph's many proto wrappers, rescanned by every full collection
         return _report(path, source, described, unsafe, registry, gaps)
+
+
+def artifact(path: str, registry, on_load=lambda: None) -> dict | None:
+    """The report of an artifact file no source reads (.tflite, .onnx, an OpenVINO .xml), as
+    the format that recognises it describes it (`Format.describe`, its runtime's own tools),
+    with the sidecar graphfreeze wrote beside it, if any; None when no format does."""
+    import json
+
+    from graphfreeze.errors import ConfigError
+
+    if not storage.exists(path):
+        return None
+    for fmt in registry.formats():
+        if fmt.describe is None:
+            continue
+        on_load()
+        try:
+            described = fmt.describe(path)
+        except ImportError as err:
+            raise ConfigError(f"{path}: reading a {fmt.name} artifact needs "
+                              f"{', '.join(fmt.missing()) or err.name}, not installed; "
+                              f"pip install 'graphfreeze[{fmt.extra}]'") from err
+        if described is None:
+            continue
+        report = {"schema_version": SCHEMA_VERSION, "path": path, "kind": "artifact",
+                  "format": fmt.name, "size_bytes": sum(
+                      storage.size(p) for p in fmt.parts(path) if storage.exists(p)),
+                  **described}
+        if storage.exists(f"{path}.json"):
+            from graphfreeze.sidecar import golden, read
+
+            try:
+                report["sidecar"] = read(path)
+                report["golden"] = golden(path, report["sidecar"])
+            except InputError as err:
+                report["sidecar_error"] = str(err)
+        return json.loads(json.dumps(report))
+    return None
 
 
 def _report(path, source, described, unsafe, registry, gaps: bool = True) -> dict:

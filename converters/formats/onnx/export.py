@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
+from graphfreeze.formats.onnx.describe import describe
 from graphfreeze.formats.onnx.fakequant import (
     NodeRefused,
     exact_handlers,
@@ -271,4 +272,4 @@ STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,
               "ONNX model via tf2onnx (newest opset onnxruntime runs); large weights external",
               suffix=".onnx", source_graph=False)
 FORMAT = Format("onnx", STAGE, open=open_onnx, gaps=onnx_gaps, parts=parts,
-                requires=("tf2onnx", "onnx", "onnxruntime"), extra="convert")
+                requires=("tf2onnx", "onnx", "onnxruntime"), extra="convert", describe=describe)

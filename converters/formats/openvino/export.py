@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from graphfreeze.errors import InputError
 from graphfreeze.formats.openvino import tokenizers
 from graphfreeze.formats.openvino.convert import to_ir
+from graphfreeze.formats.openvino.describe import describe
 from graphfreeze.formats.openvino.gaps import openvino_gaps
 from graphfreeze.formats.openvino.runtime import open_openvino, parts
 from graphfreeze.io import storage
@@ -99,4 +100,4 @@ STAGE = Stage("export_openvino", run, "graph", "artifact", OpenVinoOptions,
               "OpenVINO IR (.xml + .bin) with OpenVINO's TensorFlow frontend", suffix=".xml",
               floor=always, reads=("saved_model",), source_graph=False)
 FORMAT = Format("openvino", STAGE, open=open_openvino, gaps=openvino_gaps, parts=parts,
-                requires=("openvino",), extra="openvino", floor=True)
+                requires=("openvino",), extra="openvino", floor=True, describe=describe)

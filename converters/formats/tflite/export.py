@@ -15,6 +15,7 @@ from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.tflite import aot, delegates, flex, int8, text_ops
 from graphfreeze.formats.tflite.convert import convert, converter, learned_ranges, needs_litert
+from graphfreeze.formats.tflite.describe import describe
 from graphfreeze.formats.tflite.gaps import tflite_gaps
 from graphfreeze.formats.tflite.qat import float_ops, is_qat, kept_float
 from graphfreeze.formats.tflite.runtime import open_tflite
@@ -264,5 +265,5 @@ def io_types(data: bytes) -> dict:
 STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
               "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite",
               source_graph=False)
-FORMAT = Format("tflite", STAGE, open=open_tflite, gaps=tflite_gaps,
+FORMAT = Format("tflite", STAGE, open=open_tflite, gaps=tflite_gaps, describe=describe,
                 requires=("ai_edge_litert",), extra="convert", stages=(aot.STAGE,))
