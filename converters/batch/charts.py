@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from graphfreeze.batch.baseline import size
-from graphfreeze.batch.results import CACHED, NOT_RUN, Report, duration, rows
+from graphfreeze.batch.results import NOT_RUN, Report, duration, rows
 
 GREY, BLUE, RED, GREEN, ORANGE = "#afb8c1", "#0969da", "#cf222e", "#2da44e", "#bc4c00"
 INK = "#24292f"  # text, and report.md's lines
@@ -113,7 +113,7 @@ def failed_verification(error: str | None) -> tuple[float, float | None] | None:
 
 def _times(report: Report) -> Chart:
     jobs = [j for j in report.jobs if j.status != NOT_RUN]
-    cached = [j.status == CACHED and j.made_seconds is not None for j in jobs]
+    cached = [j.made_seconds is not None for j in jobs]
     return Chart("chart-time", "Job time (a cached job: when it was made)", "job time",
                  tuple(j.name + " (cached)" * c for j, c in zip(jobs, cached, strict=True)),
                  (("this run", BLUE, tuple(None if c else j.seconds
@@ -160,29 +160,27 @@ def svg(chart: Chart) -> str:
     import pygal
     from pygal.style import Style
 
+    kept = [(n, s) for n, s in enumerate(chart.series) if any(v is not None for v in s[2])]
     style = Style(font_family=FONT, background="transparent", plot_background="transparent",
                   foreground=INK, foreground_strong=INK, foreground_subtle="#57606a",
-                  colors=tuple(colour for _, colour, _ in chart.series), opacity=".9",
+                  colors=tuple(colour for _, (_, colour, _) in kept), opacity=".9",
                   opacity_hover="1", guide_stroke_color="#d0d7de",
                   major_guide_stroke_color="#d0d7de", label_font_size=12,
                   major_label_font_size=12, legend_font_size=12, value_font_size=11,
                   title_font_size=14, transition="0s")
-    bars = len(chart.labels) * (1 if chart.stacked else len(chart.series))
+    bars = len(chart.labels) * (1 if chart.stacked else len(kept))
     axis = _range(chart)
     kind = pygal.HorizontalStackedBar if chart.stacked else pygal.HorizontalBar
     plot = kind(style=style, js=[], disable_xml_declaration=True, width=640,
                 height=110 + 16 * bars + 10 * len(chart.labels), logarithmic=chart.log,
                 print_values=True, print_values_position="top", legend_at_bottom=True,
-                legend_at_bottom_columns=len(chart.series), truncate_label=40,
+                legend_at_bottom_columns=len(kept), truncate_label=40,
                 value_formatter=lambda v: fmt(chart, v), formatter=lambda v: fmt(chart, v or None),
-                show_y_guides=False, spacing=8, margin=8, range=axis, title=chart.title,
-                y_labels=[10.0 ** k for k in range(round(math.log10(axis[0])),
-                                                    round(math.log10(axis[1])) + 1)]
-                if chart.log and axis else None,
-                classes=["gf-chart"])
+                show_y_guides=False, spacing=8, margin=8, margin_right=28, range=axis,
+                y_labels=_ticks(chart, axis), title=chart.title, classes=["gf-chart"])
     plot.uuid = chart.key  # the chart's id, and its CSS's scope: the same bytes every time
     plot.x_labels = list(reversed(chart.labels))  # pygal draws the first label at the bottom
-    for n, (name, _, values) in enumerate(chart.series):
+    for n, (name, _, values) in kept:
         own = chart.colours[n] if n < len(chart.colours) and chart.colours[n] else ()
         points = [{"value": v, "color": c} if c and v is not None else v
                   for v, c in zip(values, own or [None] * len(values), strict=True)]
@@ -209,6 +207,20 @@ def _range(chart: Chart) -> tuple[float, float] | None:
     return (0, max(totals) * 1.2)
 
 
+def _ticks(chart: Chart, axis: tuple[float, float] | None) -> list[float] | None:
+    """The value axis' labels: powers of ten for max |diff|; round sizes (1, 2 or 5 times a power
+    of ten KB, MB...) on a linear scale; pygal's own otherwise."""
+    if axis is None or chart.unit not in ("bytes", "diff") or chart.log and chart.unit != "diff":
+        return None
+    if chart.log:
+        return [10.0 ** k for k in range(round(math.log10(axis[0])), round(math.log10(axis[1])) + 1)]
+    unit = 1024.0 ** min(3, int(math.log(max(axis[1], 1), 1024)))
+    rough = axis[1] / unit / 5
+    step = next(m * 10.0 ** math.floor(math.log10(rough)) for m in (1, 2, 5, 10)
+                if m * 10.0 ** math.floor(math.log10(rough)) >= rough)
+    return [k * step * unit for k in range(int(axis[1] / unit / step) + 1)]
+
+
 def _static(root):
     """pygal's SVG made static and stable: no script, comment, namespace URL or date; each bar's
     value in a <title> (a tooltip without JavaScript)."""
@@ -233,7 +245,7 @@ def _static(root):
 # -- report.md: Mermaid --------------------------------------------------------------------------
 
 MERMAID = {  # unit -> (title with its line, title without, unit on the axis)
-    "bytes": ("Artifact size (bars) against its source (line)", "Artifact size", "MB"),
+    "bytes": ("Artifact size (bars) against its source (line)", "Artifact size", "B"),
     "diff": ("max |diff| (bars) against the tolerance (line)", "max |diff|", "log10"),
     "seconds": ("", "Job time (a cached job: when it was made)", "s"),
     "percent": ("", "Share of ops the GPU delegate takes", "%")}
@@ -249,7 +261,12 @@ def mermaid(chart: Chart) -> list[str]:
         line = None
     else:
         bars, line = (first[2], second[2]) if chart.unit == "diff" else (second[2], first[2])
-    scale = 1e-6 if chart.unit == "bytes" else 1
+    with_line, alone, unit = MERMAID[chart.unit]
+    scale = 1
+    if chart.unit == "bytes":  # in the unit of the largest
+        largest = max([v for v in (*first[2], *second[2]) if v] or [1])
+        power = min(3, int(math.log(largest, 1024))) if largest >= 1 else 0
+        unit, scale = ("B", "KB", "MB", "GB")[power], 1024.0 ** -power
 
     def plotted(values) -> list[float | None]:
         return [None if v is None else round(math.log10(v), 2) if chart.log else
@@ -262,7 +279,6 @@ def mermaid(chart: Chart) -> list[str]:
     low = min(0, math.floor(min(known))) if known else 0
     high = 100 if chart.unit == "percent" else \
         max(math.ceil(max(known)), low + 1) if known else 1
-    with_line, alone, unit = MERMAID[chart.unit]
     title = (with_line if over else alone).replace('"', "'")
     labels = ", ".join('"' + label.replace('"', "'") + '"' for label in chart.labels)
     colour = (first if chart.unit in ("diff", "percent") or chart.stacked else second)[1]

@@ -154,7 +154,7 @@ def duration(seconds: float) -> str:
 def job_time(job: JobResult) -> str:
     """A job's time as the reports show it: a cached job's is the time it took when it was made
     (`1.9 s (cached)`), its read from the cache took next to nothing."""
-    if job.status == CACHED and job.made_seconds is not None:
+    if job.made_seconds is not None:  # (an over-budget job may come from the cache too)
         return f"{duration(job.made_seconds)} (cached)"
     return duration(job.seconds)
 

@@ -260,7 +260,8 @@ def test_markdown_charts_are_mermaid():
     assert len(blocks) == 4 and all("xychart-beta horizontal" in b for b in blocks)
     size, diff, times, gpu = blocks
     assert 'x-axis ["iris/android", "iris/tflite", "zoo/pb"]' in size
-    assert "bar [1.235, 1.235, 1.235]" in size and "line [5, 5, 2]" in size
+    assert 'y-axis "MB" 0 --> 5' in size
+    assert "bar [1.177, 1.177, 1.177]" in size and "line [4.768, 4.768, 1.907]" in size
     assert 'y-axis "log10" -13 --> -5' in diff
     assert "bar [-6.52, -13, -5.7, -7.43]" in diff and "line [-5, -5, -5, -12]" in diff
     assert 'x-axis ["iris", "zoo (cached)", "strict"]' in times and "bar [1.9, 42.5, 0.04]" in times

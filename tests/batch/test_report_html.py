@@ -6,6 +6,7 @@ no port, no websockets)."""
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import json
 import os
@@ -18,9 +19,11 @@ from pathlib import Path
 
 import pytest
 from graphfreeze.batch import report as rep
-from graphfreeze.batch.results import FAILED, NOT_RUN, OK, JobResult, Report
+from graphfreeze.batch.baseline import size
+from graphfreeze.batch.results import FAILED, NOT_RUN, OK, JobResult, Report, duration
 
 from .test_baseline import converted, edited_baseline, run_batch  # noqa: F401 -- fixtures
+from .test_batch import report_of
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium")
                                         else None)
@@ -98,6 +101,42 @@ class Browser:
                           expression="document.body.innerText")
         return found["result"]["value"]
 
+    def value(self, expression: str):
+        """What `expression` (JavaScript, a promise awaited) evaluates to in the page."""
+        found = self.call("Runtime.evaluate", session=True, returnByValue=True, awaitPromise=True,
+                          expression=expression)
+        if "exceptionDetails" in found:
+            raise RuntimeError(f"{expression}: {found['exceptionDetails']}")
+        return found["result"].get("value")
+
+    def screenshot(self, selector: str, path: Path) -> dict:
+        """A PNG of the element `selector` at 1280 px wide, written to `path`; returns what was
+        painted: {"pixels", "inked" (not white), "blue" (a bar's colour)}, counted by the page
+        itself from the PNG."""
+        self.call("Emulation.setDeviceMetricsOverride", session=True, width=1280, height=900,
+                  deviceScaleFactor=1, mobile=False)
+        box = self.value(f"(r => ({{x: r.x, y: r.y + scrollY, width: r.width, height: r.height}}))"
+                         f"(document.querySelector({json.dumps(selector)}).getBoundingClientRect())")
+        shot = self.call("Page.captureScreenshot", session=True, format="png",
+                         captureBeyondViewport=True, clip={**box, "scale": 1})["data"]
+        path.write_bytes(base64.b64decode(shot))
+        return self.value(f"""new Promise(done => {{
+            const img = new Image();
+            img.onload = () => {{
+                const c = document.createElement("canvas");
+                c.width = img.width; c.height = img.height;
+                const g = c.getContext("2d"); g.drawImage(img, 0, 0);
+                const d = g.getImageData(0, 0, c.width, c.height).data;
+                let inked = 0, blue = 0;
+                for (let i = 0; i < d.length; i += 4) {{
+                    if (d[i] < 240 || d[i + 1] < 240 || d[i + 2] < 240) inked++;
+                    if (d[i] < 60 && d[i + 1] > 80 && d[i + 1] < 140 && d[i + 2] > 190) blue++;
+                }}
+                done({{pixels: d.length / 4, inked, blue}});
+            }};
+            img.src = "data:image/png;base64,{shot}";
+        }})""")
+
     def errors(self) -> list[str]:
         """Console errors and warnings, uncaught exceptions, failed loads (Log entries)."""
         out = []
@@ -155,6 +194,8 @@ def test_real_run_page_loads_clean_and_shows_every_job(browser, converted, edite
         assert version("tensorflow") in text and __version__ in text and "started" in text
     text = browser.open(ws / "dist" / "report.html")
     assert text.index("Over budget") < text.index("Against the baseline") < text.index("Jobs")
+    assert "vs baseline" in text and "vs baseline" not in browser.open(ws / "strict" / "report.html")
+    text = browser.open(ws / "dist" / "report.html")
     assert "▲" in text and "breaks `size > +5%`" in text
     links = browser.call("Runtime.evaluate", session=True, returnByValue=True, expression=(
         "Array.from(document.links).map(a => [a.getAttribute('href'), a.href])"))["result"]["value"]
@@ -183,3 +224,58 @@ def test_synthetic_page_with_a_not_run_job(browser, tmp_path):
         assert name in text
     assert "NOT-RUN" in text.upper() and "0.04 s" in text
     assert text.count("m/broken: not a model") == 1  # once per job, not per target
+
+
+def test_real_run_charts_render_and_a_cached_run_shows_when_it_was_made(
+        browser, converted, edited_baseline, tmp_path):  # noqa: F811
+    ws, _ = converted
+    warm = run_batch(ws)  # (converts again only if graphfreeze's code changed since)
+    assert warm.returncode == 0, warm.stdout + warm.stderr
+    first = report_of(ws / "dist")
+    done = run_batch(ws, "--baseline", edited_baseline)  # every job a cache hit; report.md too
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = report_of(ws / "dist")
+    jobs = report["jobs"]
+    assert {j["status"] for j in jobs} == {"cached"}
+    then = {j["name"]: j.get("made_seconds") or j["seconds"] for j in first["jobs"]}
+    for job in jobs:  # the time the cache entry was made in, not this run's read of it
+        assert job["made_seconds"] == pytest.approx(then[job["name"]], abs=1e-3)
+        assert job["made_seconds"] > job["seconds"]
+    text = browser.open(ws / "dist" / "report.html")
+    assert browser.errors() == [], browser.errors()
+    assert text.index("At a glance") < text.index("Against the baseline") < text.index("Jobs")
+    for job in jobs:
+        assert f"{duration(job['made_seconds'])} (cached)" in text
+
+    def bars(chart: str) -> list[str]:
+        return browser.value(f"[...document.querySelectorAll('#{chart} g.bar title')]"
+                             ".map(t => t.textContent)")
+
+    made = [(f"{j['name']}/{a['target']}", a) for j in jobs for a in j["artifacts"]]
+    assert {f"{label}: {size(a['bytes'])}" for label, a in made} <= set(bars("chart-size"))
+    sources = {f"{j['name']}/{a['target']}: {size(j['source_bytes'])}" for j in jobs
+               for a in j["artifacts"]}
+    assert all(j["source_bytes"] > 0 for j in jobs) and sources <= set(bars("chart-size"))
+    diffs = [t.split(": ") for t in bars("chart-diff")]  # max |diff| and tolerance per label
+    for label, a in made:
+        worst = max(m["max_abs_diff"] for m in a["sidecar"]["verification"]["metrics"].values())
+        said = [float(v) for where, v in diffs if where == label]
+        assert any(v == pytest.approx(worst, rel=0.05) for v in said), (label, worst, diffs)
+        tolerance = a["sidecar"]["verification"]["tolerance"]
+        assert any(v == pytest.approx(tolerance, rel=0.05) for v in said), (label, diffs)
+    assert {f"{j['name']} (cached): {duration(j['made_seconds'])}" for j in jobs} == \
+        set(bars("chart-time"))
+    for chart in ("chart-size", "chart-diff", "chart-time"):
+        box = browser.value(f"(r => [r.width, r.height])(document.querySelector('#{chart} svg')"
+                            ".getBoundingClientRect())")
+        assert box[0] > 300 and box[1] > 100, (chart, box)
+    shot = tmp_path / "charts.png"
+    painted = browser.screenshot("#charts + div.charts", shot)
+    print(f"screenshot: {shot}")
+    assert painted["inked"] > painted["pixels"] * 0.05 and painted["blue"] > 1000, painted
+    md = (ws / "dist" / "report.md").read_text()
+    blocks = re.findall(r"```mermaid\n(.*?)```", md, re.S)
+    assert len(blocks) >= 3 and all("xychart-beta" in b for b in blocks), md  # (+ GPU: TFLite)
+    assert all(label in blocks[0] and label in blocks[1] for label, _ in made)
+    for job in jobs:
+        assert f"| {duration(job['made_seconds'])} (cached) |" in md
