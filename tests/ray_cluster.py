@@ -10,7 +10,10 @@ Cluster starts each node at the address given. Its processes use token auth with
 their own (RAY_AUTH_TOKEN in `env()`), so no other Ray's driver can join it and ~/.ray is not
 read.
 
-    python tests/ray_cluster.py SPEC.json   # the process: prints the address, stops on EOF
+    python -m tests.ray_cluster SPEC.json   # the process: prints the address, stops on EOF
+
+(a module run from the checkout's root: as a script, tests/ would come first on sys.path, and a
+test folder named like a standard module, tests/inspect, would hide it from Ray)
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
 READY_SECONDS = 180  # for every node to be up
 
 
@@ -58,7 +62,8 @@ class RayCluster:
         spec.write_text(json.dumps(self.nodes))
         with open(log, "wb") as stderr:
             self._process = subprocess.Popen(
-                [sys.executable, __file__, str(spec)], env=self._env, stdin=subprocess.PIPE,
+                [sys.executable, "-m", "tests.ray_cluster", str(spec)], cwd=ROOT,
+                env=self._env, stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True)
         # the address, once every node is up
         up = select.select([self._process.stdout], [], [], READY_SECONDS)[0]

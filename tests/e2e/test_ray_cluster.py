@@ -41,6 +41,10 @@ outputs = "probs"
 [[model]]
 source = "gs://bucket/models/iris"
 targets = ["android", "tflite"]
+
+[[model]]
+name = "prefix"
+source = "gs://bucket/models/iris/model.ckpt-200"
 """
 
 
@@ -110,6 +114,7 @@ def test_cluster_gives_the_bytes_local_gives(cluster, gcs, local, samples, other
 
 
 def test_model_on_gcs_is_read_by_the_worker_node(cluster, gcs, local, tmp_path):
+    """A model_dir and a checkpoint prefix on gs://."""
     (tmp_path / "models.toml").write_text(GCS_MANIFEST)
     done = on_cluster(cluster, gcs, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -117,6 +122,9 @@ def test_model_on_gcs_is_read_by_the_worker_node(cluster, gcs, local, tmp_path):
     assert sorted(made) == sorted(expected)
     for name in ("model.ckpt-200.pb", "model.ckpt-200.tflite"):  # sidecars name the source
         assert made[name] == expected[name], name
+    prefix = digests(tmp_path / "dist" / "prefix")  # the same checkpoint by its prefix
+    assert sorted(prefix) == ["model.ckpt-200.pb", "model.ckpt-200.pb.json"]
+    assert prefix["model.ckpt-200.pb"] == expected["model.ckpt-200.pb"]
     assert TASK in cluster.logs(1) and TASK not in cluster.logs(0)
 
 
