@@ -176,7 +176,7 @@ def svg(chart: Chart) -> str:
                 print_values=True, print_values_position="top", legend_at_bottom=True,
                 legend_at_bottom_columns=len(kept), truncate_label=40,
                 value_formatter=lambda v: fmt(chart, v), formatter=lambda v: fmt(chart, v or None),
-                show_y_guides=False, spacing=8, margin=8, margin_right=28, range=axis,
+                show_y_guides=False, spacing=8, margin=8, range=axis,
                 y_labels=_ticks(chart, axis), title=chart.title, classes=["gf-chart"])
     plot.uuid = chart.key  # the chart's id, and its CSS's scope: the same bytes every time
     plot.x_labels = list(reversed(chart.labels))  # pygal draws the first label at the bottom
@@ -203,7 +203,7 @@ def _range(chart: Chart) -> tuple[float, float] | None:
         return None
     if chart.log:
         low = min(v for v in totals if v > 0)
-        return (10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(max(totals) * 3)))
+        return (10 ** math.floor(math.log10(low)), max(totals) * 10 ** 0.5)
     return (0, max(totals) * 1.2)
 
 
@@ -213,7 +213,8 @@ def _ticks(chart: Chart, axis: tuple[float, float] | None) -> list[float] | None
     if axis is None or chart.unit not in ("bytes", "diff") or chart.log and chart.unit != "diff":
         return None
     if chart.log:
-        return [10.0 ** k for k in range(round(math.log10(axis[0])), round(math.log10(axis[1])) + 1)]
+        return [10.0 ** k for k in range(round(math.log10(axis[0])),
+                                         math.floor(math.log10(axis[1]) - 0.05) + 1)]
     unit = 1024.0 ** min(3, int(math.log(max(axis[1], 1), 1024)))
     rough = axis[1] / unit / 5
     step = next(m * 10.0 ** math.floor(math.log10(rough)) for m in (1, 2, 5, 10)
