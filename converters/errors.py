@@ -101,3 +101,37 @@ def _drop_node_defs(text: str) -> str:
         out += [text[at:match.start()], f"node '{match.group(1)}'"]
         at = end
     return "".join(out) + text[at:]
+
+
+def install_hint(extra: str) -> str:
+    """`pip install ...` that adds `extra` to graphfreeze as this environment installed it (a
+    checkout, editable or not, a wheel file, a git URL; PEP 610's direct_url.json), with this
+    environment's own pip. graphfreeze is not on PyPI: a bare `graphfreeze[extra]` would find
+    another project's package, so without a record it names what to put there."""
+    import json
+    import sys
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    pip = f"{sys.executable} -m pip install"
+    record = {}  # (a checkout's own graphfreeze.egg-info, first on sys.path there, has none)
+    for dist in metadata.distributions(name="graphfreeze"):
+        try:
+            record = json.loads(dist.read_text("direct_url.json") or "{}")
+        except ValueError:
+            continue
+        if record:
+            break
+    url = record.get("url", "")
+    path = unquote(urlparse(url).path) if url.startswith("file://") else ""
+    if "vcs_info" in record:
+        commit = record["vcs_info"].get("commit_id")
+        return f"{pip} 'graphfreeze[{extra}] @ {record['vcs_info']['vcs']}+{url}" \
+               f"{'@' + commit if commit else ''}'"
+    if path and "dir_info" in record:
+        editable = "-e " if record["dir_info"].get("editable") else ""
+        return f"{pip} {editable}'{path}[{extra}]'"
+    if path:
+        return f"{pip} '{path}[{extra}]'"
+    return f"{pip} 'CHECKOUT_OR_WHEEL[{extra}]' (the graphfreeze checkout or the wheel `make " \
+           "dist` builds, as you installed it)"

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graphfreeze.errors import ConfigError
+from graphfreeze.errors import ConfigError, install_hint
 from graphfreeze.options import applies, flag_of, option_names, parse_options
 from graphfreeze.plugins import Stage, Target
 from graphfreeze.process import memory
@@ -85,7 +85,7 @@ def build(registry: Registry, target_names: list[str], stage_options: dict | Non
             missing = fmt.missing() if fmt else []
             if missing:
                 raise ConfigError(f"target '{name}': the {fmt.name} format needs {', '.join(missing)}"
-                                  f", not installed; pip install 'graphfreeze[{fmt.extra}]'")
+                                  f", not installed; {install_hint(fmt.extra)}")
             if stage.consumes != kind:
                 raise ConfigError(f"{where}: consumes a {stage.consumes} but gets a {kind}; "
                                   "reorder the target's stages")

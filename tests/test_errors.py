@@ -55,3 +55,15 @@ def test_a_graph_execution_error_is_the_kernels_message_at_its_node():
 def test_plain_messages_are_kept():
     assert first_line(ValueError("x.pb: bad\nmore")) == "x.pb: bad"
     assert first_line(KeyError()) == "KeyError"
+
+
+def test_a_missing_extra_is_added_as_this_environment_installed_graphfreeze():
+    """A checkout installed editable (as `make` does): pip of this environment, the checkout's
+    folder with the extra (graphfreeze is not on PyPI; the wheel and dir cases: tests/e2e)."""
+    import sys
+    from pathlib import Path
+
+    from graphfreeze.errors import install_hint
+
+    root = Path(__file__).resolve().parent.parent
+    assert install_hint("ray") == f"{sys.executable} -m pip install -e '{root}[ray]'"

@@ -5,7 +5,7 @@ Where: https://storage.googleapis.com, through `HTTPS_PROXY` when set, trusting 
 `CURL_CA_BUNDLE`/`REQUESTS_CA_BUNDLE`/`SSL_CERT_FILE` when set (the same environment TensorFlow's
 GCS client reads); or `STORAGE_EMULATOR_HOST` (plain http). Credentials, first found:
 `CLOUDSDK_AUTH_ACCESS_TOKEN` or `GOOGLE_AUTH_TOKEN_FOR_TESTING` (a token), google-auth's
-application default credentials when installed (`pip install 'graphfreeze[gcs]'`: key files,
+application default credentials when installed (the `gcs` extra: key files,
 workload identity federation), else the GCE/GKE metadata server.
 """
 
@@ -19,7 +19,7 @@ import threading
 import time
 import urllib.parse
 
-from graphfreeze.errors import OutputError
+from graphfreeze.errors import OutputError, install_hint
 
 API_HOST = "storage.googleapis.com"
 SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
@@ -198,6 +198,6 @@ def _fetch_token() -> tuple[str, float]:
         conn.close()
     if not data:
         raise GcsError("no Google Cloud credentials: not on GCP and google-auth is not installed; "
-                       "pip install 'graphfreeze[gcs]' and set GOOGLE_APPLICATION_CREDENTIALS, or "
+                       f"{install_hint('gcs')} and set GOOGLE_APPLICATION_CREDENTIALS, or "
                        "set CLOUDSDK_AUTH_ACCESS_TOKEN")
     return data["access_token"], time.time() + float(data.get("expires_in", 300))

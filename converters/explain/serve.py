@@ -26,7 +26,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from graphfreeze.errors import ConfigError, InputError, first_line
+from graphfreeze.errors import ConfigError, InputError, first_line, install_hint
 from graphfreeze.explain.graphs import ADAPTERS, READS
 from graphfreeze.explain.overlay import KINDS, WORST, overlay_path
 
@@ -61,7 +61,7 @@ def require_model_explorer() -> None:
         import model_explorer  # noqa: F401
     except ImportError as err:
         raise ConfigError("freeze explain needs Model Explorer (ai-edge-model-explorer), not "
-                          "installed; pip install 'graphfreeze[explorer]'") from err
+                          f"installed; {install_hint('explorer')}") from err
 
 
 def prepare(path: str) -> Explained:

@@ -5,7 +5,7 @@ one of its ops; without the package, one line names the op and the extra (exit 6
 
 from __future__ import annotations
 
-from graphfreeze.errors import ConfigError
+from graphfreeze.errors import ConfigError, install_hint
 
 TEXT_PACKAGE = "tensorflow-text"  # the pip name; `tensorflow_text` is its module
 TEXT_EXTRA = "text"
@@ -84,7 +84,7 @@ def load(op: str, at: str) -> bool:
         if not known:
             return False
         raise ConfigError(f"{at} uses op '{op}' of TF-Text ({TEXT_PACKAGE}), which is not "
-                          f"installed; pip install 'graphfreeze[{TEXT_EXTRA}]'") from err
+                          f"installed; {install_hint(TEXT_EXTRA)}") from err
     return True
 
 

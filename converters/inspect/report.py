@@ -7,7 +7,7 @@ the graph's ops its format cannot take, judged on what inference would run.
 
 from __future__ import annotations
 
-from graphfreeze.errors import InputError
+from graphfreeze.errors import InputError, install_hint
 from graphfreeze.io import storage
 
 SCHEMA_VERSION = 1
@@ -71,7 +71,7 @@ def artifact(path: str, registry, on_load=lambda: None) -> dict | None:
         except ImportError as err:
             raise ConfigError(f"{path}: reading a {fmt.name} artifact needs "
                               f"{', '.join(fmt.missing()) or err.name}, not installed; "
-                              f"pip install 'graphfreeze[{fmt.extra}]'") from err
+                              f"{install_hint(fmt.extra)}") from err
         if described is None:
             continue
         report = {"schema_version": SCHEMA_VERSION, "path": path, "kind": "artifact",
@@ -160,7 +160,7 @@ def _format_gaps(graph, ops, formats, where) -> list:
         missing = fmt.missing()
         if missing:  # judged by the format's own library, which is not installed
             gaps.append(OpGaps(fmt.name, [], f"{fmt.name}: skipped, needs {', '.join(missing)}: "
-                               f"pip install 'graphfreeze[{fmt.extra}]'", {"skipped": True}))
+                               f"{install_hint(fmt.extra)}", {"skipped": True}))
             continue
         try:
             gaps.append(fmt.gaps(graph, ops))

@@ -14,7 +14,7 @@ and a config naming anything else of the package is refused.
 
 from __future__ import annotations
 
-from graphfreeze.errors import ConfigError, InputError
+from graphfreeze.errors import ConfigError, InputError, install_hint
 from graphfreeze.sources.keras_config import objects
 
 # package prefix in registered names -> (module to import, pip extra of graphfreeze)
@@ -72,7 +72,7 @@ def import_packages(config: dict, where: str, flavour: str) -> None:
         except ImportError as err:
             name = next((n for n in references(config) if package(n) == prefix), prefix)
             raise ConfigError(f"{where}: class '{name}' is from the {extra} package, which is "
-                              f"not installed; pip install 'graphfreeze[{extra}]'") from err
+                              f"not installed; {install_hint(extra)}") from err
         for obj in objects(config):
             mod = str(obj.get("module") or "")
             if mod.split(".")[0] != prefix:

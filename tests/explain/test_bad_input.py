@@ -12,6 +12,8 @@ import socket
 import subprocess
 import sys
 
+from graphfreeze.errors import install_hint
+
 from .conftest import ENV, FREEZE
 
 
@@ -69,7 +71,7 @@ def test_without_the_extra_one_line_names_it(explained, tmp_path):
     assert done.returncode == 6, done.stderr
     assert done.stderr.strip().splitlines() == [
         "error: freeze explain needs Model Explorer (ai-edge-model-explorer), not installed; "
-        "pip install 'graphfreeze[explorer]'"]
+        f"{install_hint('explorer')}"]
 
 
 def test_a_savedmodel_is_read_not_run(hostile_models):

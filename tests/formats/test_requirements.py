@@ -5,7 +5,7 @@ line."""
 from __future__ import annotations
 
 import pytest
-from graphfreeze.errors import ConfigError
+from graphfreeze.errors import ConfigError, install_hint
 from graphfreeze.plugins import Format, Stage
 from graphfreeze.registry import Registry, parse_target
 
@@ -32,7 +32,7 @@ def test_a_format_whose_modules_are_missing_is_refused_at_plan_time(tmp_path):
     with pytest.raises(ConfigError) as err:  # before the (missing) model is even looked at
         prepare(request, ghost_registry())
     assert str(err.value) == ("target 'ghost': the ghost format needs no_such_module_xyz, not "
-                              "installed; pip install 'graphfreeze[ghost]'")
+                              f"installed; {install_hint('ghost')}")
     assert err.value.exit_code == 6
 
 
@@ -41,7 +41,7 @@ def test_inspect_skips_the_format_and_says_so(samples):
 
     report = inspect(str(samples / "iris" / "model.ckpt-200"), registry=ghost_registry())
     assert report["targets"]["ghost"]["summary"] == (
-        "ghost: skipped, needs no_such_module_xyz: pip install 'graphfreeze[ghost]'")
+        f"ghost: skipped, needs no_such_module_xyz: {install_hint('ghost')}")
     assert report["targets"]["ghost"]["skipped"] is True
     assert "unsupported" in report["targets"]["onnx"]  # the installed formats are judged
 

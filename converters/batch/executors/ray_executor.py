@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from graphfreeze.batch.executors.base import ExecutorOptions
 from graphfreeze.batch.results import FAILED, JobOutcome
-from graphfreeze.errors import ConfigError, first_line
+from graphfreeze.errors import ConfigError, first_line, install_hint
 
 CONNECT_SECONDS = 5.0  # to reach a cluster's address (Ray itself retries for minutes)
 
@@ -44,7 +44,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError as err:
-            raise ConfigError("--executor ray needs Ray: pip install 'graphfreeze[ray]'") from err
+            raise ConfigError(f"--executor ray needs Ray: {install_hint('ray')}") from err
         started = not ray.is_initialized()
         if started:
             self._init(ray, address)

@@ -6,7 +6,7 @@ for; onnxruntime runs them with onnxruntime-extensions' library registered
 
 from __future__ import annotations
 
-from graphfreeze.errors import ConfigError, InputError
+from graphfreeze.errors import ConfigError, InputError, install_hint
 
 CONTRIB = "ai.onnx.contrib"
 # the onnxruntime-extensions ops tf2onnx writes (custom_opsets/string_ops.py)
@@ -105,8 +105,7 @@ def register(options) -> None:
     except ImportError as err:
         raise ConfigError(f"the model uses {CONTRIB} ops (TF-Text's tokenizers, TensorFlow's "
                           "string ops), which run in onnxruntime-extensions, not installed; "
-                          "pip install "
-                          f"'graphfreeze[{TEXT_EXTRA}]'") from err
+                          f"{install_hint(TEXT_EXTRA)}") from err
     options.register_custom_ops_library(get_library_path())
 
 

@@ -7,7 +7,7 @@ graph converts the same way) and for an IR that uses its ops (`version="extensio
 
 from __future__ import annotations
 
-from graphfreeze.errors import ConfigError, RunError
+from graphfreeze.errors import ConfigError, RunError, install_hint
 
 PACKAGE = "openvino-tokenizers"
 _STRING = 7  # types_pb2.DT_STRING
@@ -40,8 +40,8 @@ def load() -> bool:
 
 def hint() -> str:
     """What to add to a refusal of a graph with strings when the extension is missing."""
-    return "" if load() else (f"; {PACKAGE} (not installed) converts string ops: pip install "
-                              "'graphfreeze[openvino]'")
+    return "" if load() else (f"; {PACKAGE} (not installed) converts string ops: "
+                              f"{install_hint('openvino')}")
 
 
 def extension_ops(model) -> list[str]:
@@ -60,4 +60,4 @@ def load_for(xml_path: str) -> None:
     except OSError as err:
         raise RunError(f"OpenVINO cannot read it ({err.strerror})") from err
     raise ConfigError(f"{xml_path} uses ops of OpenVINO's tokenizer extension, which run with "
-                      f"{PACKAGE}, not installed; pip install 'graphfreeze[openvino]'")
+                      f"{PACKAGE}, not installed; {install_hint('openvino')}")

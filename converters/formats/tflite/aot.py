@@ -17,7 +17,7 @@ import importlib.util
 import re
 from dataclasses import dataclass
 
-from graphfreeze.errors import ConfigError, RunError
+from graphfreeze.errors import ConfigError, RunError, install_hint
 from graphfreeze.options import OptionValueError
 from graphfreeze.plugins import Stage
 
@@ -55,7 +55,7 @@ def sdk_missing(vendor: str) -> str | None:
     extra = f"npu-{vendor}"
     if importlib.util.find_spec(v.sdk) is None:
         return (f"needs {v.label}'s SDK (the {v.sdk.replace('_', '-')} package), not installed; "
-                f"pip install 'graphfreeze[{extra}]'")
+                f"{install_hint(extra)}")
     import contextlib
     import io
 

@@ -6,7 +6,7 @@ without a kernel is refused before converting, in one line naming the op and wha
 
 from __future__ import annotations
 
-from graphfreeze.errors import InputError
+from graphfreeze.errors import InputError, install_hint
 from graphfreeze.graph.graphdefs import first_of_op
 from graphfreeze.graph.op_libraries import TFLITE_KERNELS as KERNELS
 from graphfreeze.graph.op_libraries import takers, text_ops
@@ -86,8 +86,8 @@ def registerers(model) -> list:
         from tensorflow_text import tflite_registrar
     except ImportError as err:
         raise ConfigError(f"the model uses TF-Text op '{used[0]}', whose TFLite kernel is in "
-                          f"{TEXT_PACKAGE}, not installed; pip install "
-                          f"'graphfreeze[{TEXT_EXTRA}]'") from err
+                          f"{TEXT_PACKAGE}, not installed; "
+                          f"{install_hint(TEXT_EXTRA)}") from err
     return list(tflite_registrar.SELECT_TFTEXT_OPS)
 
 

@@ -4,7 +4,7 @@ against the golden outputs by its target's verification, without the original mo
 
 from __future__ import annotations
 
-from graphfreeze.errors import ConfigError, InputError, RunError, VerificationError
+from graphfreeze.errors import ConfigError, InputError, RunError, VerificationError, install_hint
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import flag_of, parse_options
@@ -54,7 +54,7 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
         raise ConfigError(f"target '{target.name}' has no format that can run {path}")
     if fmt.missing():
         raise ConfigError(f"{path}: the {fmt.name} format needs {', '.join(fmt.missing())}, not "
-                          f"installed; pip install 'graphfreeze[{fmt.extra}]'")
+                          f"installed; {install_hint(fmt.extra)}")
     use = next((u.options for u in target.stages if u.use == "verify"), {})
     options = parse_options(VerifyOptions, {**use, **stage_options}, f"target '{target.name}'",
                             lambda name: flag_of(VerifyOptions, name) if name in stage_options

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from graphfreeze.errors import ConfigError, RunError
+from graphfreeze.errors import ConfigError, RunError, install_hint
 from graphfreeze.formats.openvino import tokenizers
 from graphfreeze.graph.consts import make_const
 from tensorflow.core.framework import graph_pb2
@@ -35,9 +35,8 @@ def test_an_ir_of_extension_ops_needs_the_package(tmp_path, monkeypatch):
     with pytest.raises(ConfigError) as caught:
         tokenizers.load_for(str(extended))
     assert str(caught.value) == (f"{extended} uses ops of OpenVINO's tokenizer extension, which run "
-                                 "with openvino-tokenizers, not installed; pip install "
-                                 "'graphfreeze[openvino]'")
-    assert "pip install 'graphfreeze[openvino]'" in tokenizers.hint()
+                                 f"with openvino-tokenizers, not installed; {install_hint('openvino')}")
+    assert install_hint("openvino") in tokenizers.hint()
     with pytest.raises(RunError, match="OpenVINO cannot read it"):
         tokenizers.load_for(str(tmp_path / "gone.xml"))
 

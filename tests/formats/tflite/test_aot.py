@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from graphfreeze.errors import ConfigError
+from graphfreeze.errors import ConfigError, install_hint
 from graphfreeze.formats.tflite import aot
 from graphfreeze.registry import Registry, parse_target
 
@@ -22,7 +22,7 @@ def test_sdk_missing(saved_model, freeze, monkeypatch):  # noqa: F811
     monkeypatch.chdir(saved_model.parent)
     before = sorted(p.name for p in saved_model.parent.iterdir())
     assert_failed(freeze("convert", "model", "--target", "npu-qualcomm:SM8650"), 6,
-                  "ai-edge-litert-sdk-qualcomm", "pip install 'graphfreeze[npu-qualcomm]'")
+                  "ai-edge-litert-sdk-qualcomm", install_hint("npu-qualcomm"))
     assert sorted(p.name for p in saved_model.parent.iterdir()) == before
 
 
