@@ -30,12 +30,18 @@ def save(files, folder: str, feeds: dict, inputs, outputs, expected: list, label
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
     record = {"graphfreeze_version": __version__, "source": source,
-              "rows": int(len(next(iter(feeds.values())))) if feeds else 0,
+              "rows": rows(feeds),
               "inputs": [i.as_json() for i in inputs], "outputs": [o.as_json() for o in outputs],
               "labels": labels is not None}
     files.put(storage.join(folder, ARRAYS), buffer.getvalue(), "--save-golden")
     files.put(storage.join(folder, RECORD),
               (json.dumps(record, indent=2, sort_keys=True) + "\n").encode(), "--save-golden")
+
+
+def rows(feeds: dict) -> int:
+    """How many rows the inputs hold: the first dimension of the first that has one (scalars
+    are one row; no inputs, none)."""
+    return next((int(v.shape[0]) for v in feeds.values() if v.ndim), 1 if feeds else 0)
 
 
 def _storable(value):

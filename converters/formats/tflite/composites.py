@@ -24,8 +24,9 @@ def composite_converter(graph_def, shapes: list[tuple[str, list[int]]], outputs:
 
     graph_def = _functions_renamed(graph_def)
     by_name = nodes_by_name(graph_def)
-    for node, shape in shapes:
-        by_name[node].attr["shape"].shape.CopyFrom(tf.TensorShape(shape).as_proto())
+    for node, shape in shapes:  # the converter's -1 (a dynamic dim) is None here
+        by_name[node].attr["shape"].shape.CopyFrom(
+            tf.TensorShape([None if d == -1 else d for d in shape]).as_proto())
 
     def imported():
         tf.compat.v1.import_graph_def(graph_def, name="")

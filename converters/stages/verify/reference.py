@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphfreeze.data import golden
 from graphfreeze.process import memory
 from graphfreeze.stages.verify.diverge import reference_run
 from graphfreeze.stages.verify.options import VerifyOptions
@@ -23,8 +24,7 @@ class Reference:
 
     @property
     def rows(self) -> int:
-        first = next(iter(self.feeds.values()), None)
-        return int(first.shape[0]) if first is not None and first.ndim else 1
+        return golden.rows(self.feeds) or 1
 
 
 def chunked(run, feeds: dict, rows: int) -> list:

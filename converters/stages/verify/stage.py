@@ -140,7 +140,7 @@ def _run_early(state, options: VerifyOptions, artifact) -> list | None:
 def _save_golden(state, options: VerifyOptions, ref: Reference) -> None:
     """--save-golden DIR: the inputs and the original's outputs, at commit: those of the target
     that verified on the most rows (each target has its own seeded inputs; not the order's)."""
-    rows = len(next(iter(ref.feeds.values()))) if ref.feeds else 0
+    rows = ref.rows if ref.feeds else 0  # a scalar input is one row
     saved = state.memo.get("golden_saved")
     if not options.save_golden or saved and saved[0] == options.save_golden and saved[1] >= rows:
         return
