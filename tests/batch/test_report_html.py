@@ -1,8 +1,9 @@
 """report.html in a real headless browser (Debian's chromium; `make test` installs it): the page
 of a real batch run (a baseline with changes, a broken budget, a failed verification) and of a
 synthetic report (a not-run job) loads with no console error, no failed request, and shows
-every job. Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe:
-no port, no websockets)."""
+every job; a cached re-run's charts carry the run's numbers, its job times the times the
+artifacts took when they were made, and a screenshot of them is painted. Chromium is driven
+over the DevTools protocol on a pipe (--remote-debugging-pipe: no port, no websockets)."""
 
 from __future__ import annotations
 
