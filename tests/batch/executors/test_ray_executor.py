@@ -95,8 +95,9 @@ def freeze_batch(folder: Path, *args: str, env: dict | None = None,
                  manifest: str = "models.toml", **kwargs) -> subprocess.CompletedProcess:
     """`freeze batch MANIFEST ARGS --no-cache` typed in `folder`; prints how long it took."""
     start = time.monotonic()
+    kwargs.setdefault("timeout", 600)
     done = subprocess.run([FREEZE, "batch", manifest, *args, "--no-cache"], cwd=folder,
-                          env=env, capture_output=True, text=True, timeout=600, **kwargs)
+                          env=env, capture_output=True, text=True, **kwargs)
     print(f"freeze batch {' '.join(args)}: {time.monotonic() - start:.1f} s")
     return done
 
