@@ -31,7 +31,8 @@ _BUILTIN = {  # name: (module in graphfreeze.graph, function, takes `owned`, sum
     "fold_batch_norms": ("batchnorm", False, "batch norms and per-channel Mul/Add into layers"),
     "drop_neutral_ops": ("simplify", True, "BiasAdd of zeros, x + 0, x * 1 dropped"),
     "canonicalize": ("simplify", True, "devices and _class cleared, unused functions dropped"),
-    "rewrite_for_onnx": ("op_rewrites", True, "ops ONNX lacks as exact identities (Erfc: 1 - Erf)"),
+    "rewrite_for_onnx": ("op_rewrites", True, "ops ONNX lacks as exact identities (Erfc: 1 - Erf; "
+                         "an RFFT's Real/Imag/ComplexAbs: DFT MatMuls)"),
 }
 
 

@@ -2,7 +2,8 @@
 
 `rewrite_for_onnx` (the onnx target): ONNX has Erf but no Erfc, which Keras' exact GELU
 (`0.5 * x * erfc(-x / sqrt(2))`: ConvNeXt, ViT, BERT-style encoders) emits; Erfc(x) is 1 - Erf(x).
-In the main graph and in every function body (ops inside a While/If body convert too).
+In the main graph and in every function body (ops inside a While/If body convert too). And an
+RFFT read through Real/Imag/ComplexAbs (audio front ends) as DFT MatMuls: real_dft.py.
 """
 
 from __future__ import annotations
@@ -54,8 +55,12 @@ def _renamed_outputs(function, names: set[str]) -> None:
 
 
 def rewrite_for_onnx(graph_def, keep: list[str], owned: bool = False):
-    """Erfc(x) -> 1 - Erf(x), in the graph and its functions. `owned=True`: edit in place."""
-    del keep  # every rewrite keeps each node's name and outputs
+    """Erfc(x) -> 1 - Erf(x), in the graph and its functions; Real/Imag/ComplexAbs of an RFFT
+    -> MatMuls with DFT matrices (main graph). `owned=True`: edit in place."""
+    from graphfreeze.graph.passes.real_dft import rewrite_real_dft
+
+    rewritten = rewrite_real_dft(graph_def, keep, owned)
+    owned, graph_def = owned or rewritten is not graph_def, rewritten
     functions = [f for f in graph_def.library.function
                  if any(n.op in ONNX_REWRITES for n in f.node_def)]
     if not functions and not any(n.op in ONNX_REWRITES for n in graph_def.node):
