@@ -1,12 +1,47 @@
 """How the artifact's outputs are judged against the original's: per-output absolute and
-relative tolerances on a chosen statistic, NaN/Inf, quantized targets' averages and top-1
-agreement, and top-1 accuracy against labels."""
+relative tolerances on a chosen statistic, NaN/Inf, quantized targets' rmse as a share of each
+output's range and top-1 agreement, and top-1 accuracy against labels."""
 
 from __future__ import annotations
 
 from graphfreeze.errors import InputError, VerificationError
 from graphfreeze.stages.verify.metrics import compare
 from graphfreeze.stages.verify.options import VerifyOptions, quantile
+
+# ops whose output has a range of its own, whatever the inputs (int8 kernels fix their scale)
+BOUNDED_OPS = {"Softmax": (0.0, 1.0), "Sigmoid": (0.0, 1.0), "Tanh": (-1.0, 1.0)}
+SAME_VALUES = {"Identity", "IdentityN", "StopGradient", "Snapshot", "Reshape", "Squeeze",
+               "ExpandDims"}
+
+
+def bounded_outputs(graph_def, names) -> dict[str, list[float]]:
+    """{output: [low, high]} for the outputs (of `names`) a Softmax, Sigmoid or Tanh computes,
+    through ops that keep its values (Identity, Reshape, ...)."""
+    from graphfreeze.graph.graphdefs import node_of
+
+    nodes = {n.name: n for n in graph_def.node}
+    found = {}
+    for name in names:
+        node = nodes.get(node_of(name))
+        while node is not None and node.op in SAME_VALUES and node.input:
+            node = nodes.get(node_of(node.input[0]))
+        if node is not None and node.op in BOUNDED_OPS:
+            found[name] = list(BOUNDED_OPS[node.op])
+    return found
+
+
+def value_range(expected, bounds=None) -> float:
+    """The span an int8 tensor holding `expected` covers: its min..max with 0 in it (TFLite and
+    onnxruntime put 0 in every range), widened to `bounds` (its op's own range); 1 when empty."""
+    import numpy as np
+
+    values = np.asarray(expected, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    low, high = (min(0.0, float(values.min())), max(0.0, float(values.max()))) if values.size \
+        else (0.0, 0.0)
+    if bounds:
+        low, high = min(low, bounds[0]), max(high, bounds[1])
+    return (high - low) or 1.0
 
 
 def error_stat(expected, got, rtol: float, stat: str) -> float:
@@ -43,14 +78,22 @@ def failure(metrics: dict, options: VerifyOptions, output: str = "") -> str | No
             f"has a {options.check_stat} error{' beyond rtol·|original|' if rtol else ''} of"
         scaled = f" + {rtol:g}·|original|" if rtol else ""
         return f"{what} {error:.3g} (tolerance {atol:g}{scaled})"
+    share = options.rmse_range_for(output)
+    if share is not None and "rmse/range" in metrics and metrics["rmse/range"] > share:
+        return (f"has an rmse of {metrics['rmse']:.3g}, {metrics['rmse/range']:.1%} of its range "
+                f"{metrics['range']:.3g} (allowed {share:.1%})")
+    if share is not None and "rmse/range" not in metrics and options.min_top1 is not None and \
+            metrics["mean_abs_diff"] > 1 - options.min_top1:  # ids, strings: equal or not
+        return (f"agrees in {1 - metrics['mean_abs_diff']:.0%} of its values (needs "
+                f"{options.min_top1:.0%})")
     if options.mean_tolerance is not None and metrics["mean_abs_diff"] > options.mean_tolerance:
         return (f"differs by {metrics['mean_abs_diff']:.3g} on average (mean tolerance "
                 f"{options.mean_tolerance:g})")
     top1 = metrics.get("top1_agreement")
     if options.min_top1 is not None and top1 is not None and top1 < options.min_top1:
         rows = "rows" if "top1_rows" not in metrics else \
-            f"the {metrics['top1_rows']} rows whose top class leads by more than twice the mean " \
-            "tolerance"
+            f"the {metrics['top1_rows']} rows whose top class leads by more than twice the " \
+            "error allowed"
         return f"agrees on the top-1 class for {top1:.0%} of {rows} (needs {options.min_top1:.0%})"
     return None
 
@@ -69,11 +112,25 @@ def original_is_finite(outputs, expected: list, where: str,
                 f"value(s)) on {where}; {fix}")
 
 
-def output_metrics(info, expected, got, options: VerifyOptions, tie: float) -> dict:
-    """compare()'s metrics plus the judged error statistic and the count of new NaN/Inf."""
+def tie(options: VerifyOptions, span: float) -> float:
+    """How far the original's top class must lead for top-1 agreement to count the row: twice
+    the error the target allows (a class it barely prefers may flip within it), whatever
+    --tolerance says."""
+    share = options.target_rmse_range
+    if share is not None:
+        return 2 * share * span
+    return 2 * options.mean_tolerance if options.mean_tolerance is not None else 0.0
+
+
+def output_metrics(info, expected, got, options: VerifyOptions, bounds=None) -> dict:
+    """compare()'s metrics plus the judged error statistic, the rmse as a share of the output's
+    range (float outputs) and the count of new NaN/Inf."""
     import numpy as np
 
-    metrics = compare(expected, got, tie)
+    span = value_range(expected, bounds) if expected.dtype.kind == "f" else None
+    metrics = compare(expected, got, tie(options, span or 1.0))
+    if span is not None:
+        metrics.update({"range": span, "rmse/range": metrics["rmse"] / span})
     atol, rtol = options.tolerance_for(info.name)
     metrics["error"] = error_stat(expected, got, rtol, options.check_stat)
     if got.dtype.kind in "fc" and expected.shape == got.shape:

@@ -60,7 +60,10 @@ class VerifyOptions(DataOptions):
     check_stat: str = option(
         "max", flag="--check-stat", metavar="max|mean|median|pNN",
         help="Which statistic of the error --tolerance judges (default max; p99: 99th percentile).")
-    mean_tolerance: float | None = None  # mean abs difference allowed (quantized targets)
+    # quantized targets' own: the rmse allowed as a share of each float output's range (its
+    # values' span with 0 in it, a Softmax's/Sigmoid's [0, 1]); off where --tolerance names it
+    target_rmse_range: float | None = None
+    mean_tolerance: float | None = None  # mean abs difference allowed (a manifest's, a goal's)
     min_top1: float | None = None  # share of rows whose arg-max agrees (classifier outputs;
     # with a mean tolerance, rows the original decides by less than twice it are ties)
     max_accuracy_drop: float | str | None = option(
@@ -95,7 +98,8 @@ class VerifyOptions(DataOptions):
             default, own = per_output(value, name)
             if not own and isinstance(value, str):  # "1e-4" from the command line: a number
                 object.__setattr__(self, name, default)
-        for name in ("mean_tolerance", "min_top1", "target_tolerance", "target_rtol"):
+        for name in ("mean_tolerance", "min_top1", "target_tolerance", "target_rtol",
+                     "target_rmse_range"):
             value = getattr(self, name)
             if value is not None and (math.isnan(value) or value < 0):
                 raise OptionValueError(name, value, "give a number >= 0 (inf allows any "
@@ -124,6 +128,11 @@ class VerifyOptions(DataOptions):
         if rtol is None:
             rtol = self.target_rtol if atol is None else 0.0
         return (self.target_tolerance if atol is None else atol), rtol
+
+    def rmse_range_for(self, output: str) -> float | None:
+        """The rmse allowed for float output `output` as a share of its range: the target's,
+        unless --tolerance says what `output` may differ by (then that alone, as documented)."""
+        return None if self._given("tolerance", output) is not None else self.target_rmse_range
 
     def _given(self, name: str, output: str) -> float | None:
         """What --tolerance/--rtol (`name`) say for `output`, or None."""
@@ -160,7 +169,8 @@ class VerifyOptions(DataOptions):
         if math.isnan(value) or value < 0:
             raise OptionValueError("quantize_until", repr(spec), "give a mean |diff| >= 0 or an "
                                    "accuracy drop such as 1%")
-        return dataclasses.replace(self, quantize_until=None, mean_tolerance=value)
+        return dataclasses.replace(self, quantize_until=None, mean_tolerance=value,
+                                   target_rmse_range=None)
 
 
 def _quantile(stat: str) -> float | None:

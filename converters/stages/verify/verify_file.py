@@ -72,9 +72,10 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
     judge.original_is_finite(outputs, expected, where, "save golden outputs again, from "
                              "inputs the original computes finite outputs on")
     try:
+        recorded = sidecar.get("verification") or {}
         report = verdict(artifact, ref, options, fmt.open(path, inputs, outputs, untrusted=True),
-                         detections=frozenset((sidecar.get("verification") or {}).get(
-                             "detections", ())))
+                         detections=frozenset(recorded.get("detections", ())),
+                         bounds=recorded.get("bounds"))
     except RunError as err:
         raise InputError(f"{path}: {err}; the file is not the artifact its sidecar describes, "
                          f"or not one this machine's {fmt.name} runtime runs") from err

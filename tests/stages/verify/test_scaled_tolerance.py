@@ -53,8 +53,8 @@ def test_scaled_default_still_catches_a_mismatch():
     info = TensorInfo("probs:0", "float32", (None, 10))
     options = VerifyOptions(**TARGET)
     rounded = np.nextafter(expected, np.float32(np.inf))  # one ulp: up to 6e-5 at 1000
-    assert failure(output_metrics(info, expected, rounded, options, 0.0), options,
+    assert failure(output_metrics(info, expected, rounded, options), options,
                    "probs:0") is None
     wrong = expected * np.float32(1.001)  # a real 0.1 % error
-    why = failure(output_metrics(info, expected, wrong, options, 0.0), options, "probs:0")
+    why = failure(output_metrics(info, expected, wrong, options), options, "probs:0")
     assert why and "beyond rtol·|original|" in why and "(tolerance 1e-05 + 1e-05·|original|)" in why
