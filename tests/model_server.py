@@ -122,4 +122,8 @@ def _serve() -> int:
 
 
 if __name__ == "__main__":
+    # run as a script, its folder (tests/) is first on sys.path, and tests/inspect/ would hide
+    # the standard library's inspect from TensorFlow (each build then fell back to a process of
+    # its own, importing TensorFlow again): the folder goes, as each child sets its script's own
+    sys.path.pop(0)
     sys.exit(_serve())
