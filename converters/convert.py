@@ -85,7 +85,7 @@ class Written:
 
 def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     """Everything checked before any model is opened: targets, stages and options, the source
-    kind and its options, the output paths (refused if they exist without --force)."""
+    and its options, the output paths (refused if they exist without --force), the size."""
     from graphfreeze.sources.detect import source_for
 
     registry = registry or Registry.default()
@@ -107,7 +107,7 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
             names.check_given(lambda: source.load(request.source, options, request.unsafe),
                               request.outputs, request.inputs)
         raise
-    return Prepared(request, registry, source, options, plans, paths, sidecars)
+    return plan.check_size(Prepared(request, registry, source, options, plans, paths, sidecars))
 
 
 def initial_state(request: Request, model, memo: dict | None = None) -> State:
@@ -129,8 +129,8 @@ def _initial_state(request: Request, model, memo: dict | None) -> State:
         listed = ", ".join(likely) if likely else "none found"
         raise InputError(f"no --outputs given for {where}; likely outputs: {listed}")
     keras = model.notes.get("keras")  # how Keras named the layers' ops, if it made the graph
-    cuttable = request.inputs and not getattr(model, "interface", False)
-    if cuttable:  # the features a parse op reads from tf.Examples: inputs by their keys
+    cuttable = not getattr(model, "interface", False)
+    if cuttable:  # the features a parse op or an iterator gives: inputs by their keys
         model.graph_def = graph_inputs.features_as_nodes(model.graph_def)
     outputs = names.resolve(model.graph_def, wanted, "output", where, keras)
     given = names.resolve(model.graph_def, list(request.inputs), "input", where, keras)
@@ -147,6 +147,8 @@ def _initial_state(request: Request, model, memo: dict | None) -> State:
     names.check_fed(model.graph_def, needed, given if request.inputs else (), flags,
                     f"outputs {', '.join(wanted)} in {where}")
     inputs = given or names.default_inputs(model.graph_def, outputs, set(flags))
+    if cuttable and not given:  # (an iterator's output no feature key names)
+        model.graph_def, inputs = graph_inputs.split_inputs(model.graph_def, inputs)
     notes = {}
     keep = [t.node for t in (*outputs, *inputs)]
     if not getattr(model, "interface", False):  # the run's graph from here: what it can need

@@ -22,7 +22,7 @@ from graphfreeze.graph.likely import (
     output_ranks,
     training_only,
 )
-from graphfreeze.graph.ops import FED_OPS, PLACEHOLDER_OPS
+from graphfreeze.graph.ops import FED_OPS, ITERATOR_GET_OPS, PLACEHOLDER_OPS
 
 # Last name component -> inference value, for scalar flags that must not become inputs.
 FLAG_VALUES = {
@@ -249,9 +249,26 @@ def flag_nodes(graph_def, within: set[str], inputs: set[str]) -> dict[str, objec
 
 
 def default_inputs(graph_def, outputs: list[TensorRef], flags: set[str]) -> list[TensorRef]:
-    """The placeholders the outputs depend on, minus flags, in graph order."""
+    """The placeholders the outputs depend on, minus flags, in graph order; then the features
+    a dataset iterator gives them (an Estimator's model_dir), by output: each one's node by its
+    key (graph/inputs.features_as_nodes), else the iterator's output (`IteratorGetNext:1`)."""
     needed = reachable(graph_def, [o.node for o in outputs])
-    return [TensorRef(n.name) for n in graph_def.node
-            if n.name in needed and n.op in PLACEHOLDER_OPS and n.name not in flags]
+    found = [TensorRef(n.name) for n in graph_def.node
+             if n.name in needed and n.op in PLACEHOLDER_OPS and n.name not in flags]
+    return found + iterator_inputs(graph_def, needed)
 
 
+def iterator_inputs(graph_def, needed: set[str]) -> list[TensorRef]:
+    """The outputs of the dataset iterators in `needed` that other nodes in `needed` read, in
+    the iterator's order: each as the Identity that alone reads it (features_as_nodes' node
+    named by its feature key), else as the iterator's output (`IteratorGetNext:1`)."""
+    by_name = nodes_by_name(graph_def)
+    readers: dict[tuple[str, int], list] = {}
+    for node in graph_def.node:
+        for tensor in node.input if node.name in needed else ():
+            source = by_name.get(split_tensor(tensor)[0])
+            if not tensor.startswith("^") and source is not None and \
+                    source.op in ITERATOR_GET_OPS:
+                readers.setdefault(split_tensor(tensor), []).append(node)
+    return [TensorRef(users[0].name) if len(users) == 1 and users[0].op == "Identity" else
+            TensorRef(*tensor) for tensor, users in sorted(readers.items())]

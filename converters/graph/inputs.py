@@ -10,9 +10,6 @@ from __future__ import annotations
 from graphfreeze.errors import InputError
 from graphfreeze.graph.graphdefs import extract, free_name, rewire, split_tensor, tensor_name
 
-PARSE_OPS = ("ParseExample", "ParseExampleV2")
-SPARSE_PARTS = ("indices", "values", "dense_shape")  # a sparse feature's tensors, in that order
-
 
 def inference_subgraph(graph_def, keep: list[str], inputs):
     """`graph_def` cut to `keep` (output and input node names) with `inputs` (TensorRefs) as
@@ -83,30 +80,34 @@ def _inputs_as_placeholders(cut_graph, original, inputs):
 
 
 def features_as_nodes(graph_def):
-    """`graph_def` (a copy) with each feature a `ParseExample`/`ParseExampleV2` node parses as an
-    Identity named by its key (a sparse feature: `KEY` its values, `KEY/indices`,
-    `KEY/dense_shape`), the parse op's readers reading it; `graph_def` itself if it parses none.
-    Nothing changes what the graph computes."""
-    parsed = [(n, _feature_outputs(graph_def, n)) for n in graph_def.node if n.op in PARSE_OPS]
-    parsed = [(n, outs) for n, outs in parsed if outs]
-    if not parsed:
+    """`graph_def` (a copy) with each feature a parse op parses (`features.parse_spec`: a sparse
+    feature `KEY` its values, `KEY/indices`, `KEY/dense_shape`) and each an Estimator's iterator
+    hands its feature columns (`features.iterator_keys`) an Identity named by its key, read by
+    what read the op; `graph_def` itself if there is none. Nothing changes what the graph
+    computes."""
+    from graphfreeze.graph.features import PARSE_OPS, iterator_keys, parse_spec
+    from graphfreeze.graph.graphdefs import nodes_by_name
+    from graphfreeze.graph.ops import ITERATOR_GET_OPS
+
+    if not any(n.op in PARSE_OPS or n.op in ITERATOR_GET_OPS for n in graph_def.node):
         return graph_def
-    taken = {n.name for n in graph_def.node}
+    by_name = nodes_by_name(graph_def)
+    parts = []  # (name, node, output index)
+    for node in graph_def.node:
+        if node.op in PARSE_OPS:
+            parts += [(name, node, i) for f in parse_spec(by_name, node) or () for name, i in f.parts]
+        elif node.op in ITERATOR_GET_OPS:
+            parts += [(key, node, i) for i, key in sorted(iterator_keys(graph_def, node.name).items())]
+    if not parts:
+        return graph_def
+    taken = set(by_name)
     mapping, added = {}, []
-    for node, outs in parsed:
-        for name, index in outs:
-            mapping[tensor_name(node.name, index)] = new = free_name(name, taken)
-            added.append(_identity(new, tensor_name(node.name, index), node, index))
+    for name, node, index in parts:
+        mapping[tensor_name(node.name, index)] = new = free_name(name, taken)
+        added.append(_identity(new, tensor_name(node.name, index), node, index))
     out = rewire(graph_def, mapping)
     out.node.extend(added)
     return out
-
-
-def parsed_features(graph_def) -> list[str]:
-    """The feature nodes `features_as_nodes` made (keys, `KEY/indices`, ...), in graph order."""
-    parsers = {n.name for n in graph_def.node if n.op in PARSE_OPS}
-    return [n.name for n in graph_def.node
-            if n.op == "Identity" and n.input and split_tensor(n.input[0])[0] in parsers]
 
 
 def split_inputs(graph_def, refs):
@@ -139,21 +140,27 @@ def split_inputs(graph_def, refs):
 
 
 def _sparse_parts(by_name: dict, refs) -> list:
-    """The `KEY/indices` and `KEY/dense_shape` nodes of each sparse feature `KEY` in `refs`
-    that `refs` lacks."""
+    """The other parts (`KEY/indices`, `KEY/dense_shape`, ...: features_as_nodes') of each
+    parsed feature `KEY` in `refs` that `refs` lacks."""
+    from graphfreeze.graph.features import PARSE_OPS, PART_SUFFIXES
     from graphfreeze.names import TensorRef
+
+    def parser(name: str) -> str | None:
+        node = by_name.get(name)
+        if node is None or node.op != "Identity" or not node.input:
+            return None
+        source = split_tensor(node.input[0])[0]
+        return source if source in by_name and by_name[source].op in PARSE_OPS else None
 
     named = {r.node for r in refs}
     more = []
     for ref in refs:
-        node = by_name[ref.node]
-        if node.op != "Identity" or not node.input or by_name.get(
-                split_tensor(node.input[0])[0]) is None or \
-                by_name[split_tensor(node.input[0])[0]].op not in PARSE_OPS:
+        of = parser(ref.node)
+        if of is None:
             continue
-        for part in ("indices", "dense_shape"):
-            name = f"{ref.node}/{part}"
-            if name in by_name and name not in named:
+        for suffix in PART_SUFFIXES:
+            name = ref.node + suffix
+            if name not in named and parser(name) == of:
                 named.add(name)
                 more.append(TensorRef(name))
     return more
@@ -161,53 +168,9 @@ def _sparse_parts(by_name: dict, refs) -> list:
 
 def _identity(name: str, tensor: str, node, index: int):
     """An Identity named `name` reading `tensor` (output `index` of `node`, of its type)."""
+    from graphfreeze.graph.features import output_types
     from graphfreeze.proto.tf import node_def_pb2
 
     new = node_def_pb2.NodeDef(name=name, op="Identity", input=[tensor])
-    new.attr["T"].type = _output_types(node)[index]
+    new.attr["T"].type = output_types(node)[index]
     return new
-
-
-def _output_types(node) -> list[int]:
-    """The DataType of each output of `node`, from its op's definition and its attrs."""
-    from graphfreeze.proto.ops import attr_value, op_def
-
-    found = op_def(node.op)
-    types = []
-    for arg in found.output_arg:
-        if arg.type_list_attr:
-            types += list(attr_value(node, found, arg.type_list_attr).list.type)
-            continue
-        one = arg.type or attr_value(node, found, arg.type_attr).type
-        types += [one] * (attr_value(node, found, arg.number_attr).i if arg.number_attr else 1)
-    return types
-
-
-def _feature_outputs(graph_def, node) -> list[tuple[str, int]]:
-    """(name, output index) of each feature `node` (a parse op) parses, named by its key (read
-    from the Consts it takes): dense `KEY`; sparse `KEY/indices`, `KEY`, `KEY/dense_shape`.
-    Empty when a key is not a constant."""
-    from graphfreeze.graph.consts import const_value
-    from graphfreeze.graph.graphdefs import nodes_by_name
-
-    by_name = nodes_by_name(graph_def)
-    sparse_n = node.attr["num_sparse"].i if node.op == "ParseExampleV2" else node.attr["Nsparse"].i
-    dense_n = len(node.attr["Tdense"].list.type)
-    if node.op == "ParseExampleV2":  # serialized, names, sparse_keys, dense_keys, ...
-        keys = [const_value(by_name, node.input[i]) for i in (2, 3)]
-        if any(k is None for k in keys):
-            return []
-        sparse, dense = (list(k.reshape(-1)) for k in keys)
-    else:  # serialized, names, sparse_keys (each), dense_keys (each), ...
-        keys = [const_value(by_name, node.input[2 + i]) for i in range(sparse_n + dense_n)]
-        if any(k is None for k in keys):
-            return []
-        sparse, dense = keys[:sparse_n], keys[sparse_n:]
-    text = [k.decode() if isinstance(k, bytes) else str(k) for k in (*sparse, *dense)]
-    if len(text) != sparse_n + dense_n:
-        return []
-    outs = []
-    for i, key in enumerate(text[:sparse_n]):
-        outs += [(f"{key}/indices", i), (key, sparse_n + i), (f"{key}/dense_shape", 2 * sparse_n + i)]
-    outs += [(key, 3 * sparse_n + i) for i, key in enumerate(text[sparse_n:])]
-    return outs

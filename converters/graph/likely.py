@@ -1,13 +1,13 @@
 """Guesses about a graph's nodes: which look like inference results (likely outputs, ranked),
 which belong to training (the optimizer's, the loss's, the saver's scopes), which are computed
-from the placeholders."""
+from the placeholders (or a dataset iterator's features)."""
 
 from __future__ import annotations
 
 import re
 
 from graphfreeze.graph.graphdefs import consumers, nodes_by_name, split_tensor
-from graphfreeze.graph.ops import PLACEHOLDER_OPS
+from graphfreeze.graph.ops import ITERATOR_GET_OPS, PLACEHOLDER_OPS
 
 # Nodes that never make a sensible model output.
 _TRAINING_PREFIXES = ("save/", "save_", "gradients/", "gradients_", "train/", "Adam",
@@ -116,8 +116,9 @@ def training_only(name: str) -> bool:
 
 
 def fed_nodes(graph_def, users: dict[str, list[str]]) -> set[str]:
-    """Every node computed from a placeholder (forward from them)."""
-    fed = {n.name for n in graph_def.node if n.op in PLACEHOLDER_OPS}
+    """Every node computed from a placeholder or a dataset iterator's next element (an
+    Estimator's model_dir: its features), forward from them."""
+    fed = {n.name for n in graph_def.node if n.op in PLACEHOLDER_OPS or n.op in ITERATOR_GET_OPS}
     todo = list(fed)
     while todo:
         for user in users.get(todo.pop(), ()):

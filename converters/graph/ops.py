@@ -8,6 +8,8 @@ SWITCH_OPS = ("Switch", "RefSwitch")
 MERGE_OPS = ("Merge", "RefMerge")
 IF_OPS = ("If", "StatelessIf")
 CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
+# a tf.data iterator's next element: a model_dir's features, where its input_fn fed them
+ITERATOR_GET_OPS = ("IteratorGetNext", "IteratorGetNextSync")
 # ops whose output is their first input's value, unchanged
 IDENTITY_OPS = ("Identity", "Snapshot", "StopGradient", "PreventGradient")
 # ops inference can drop, their input passed through (checks and debug prints too)

@@ -106,7 +106,11 @@ def _io_tensors(graph_def, inputs, outputs) -> tuple[list[dict], list[dict]]:
 
 @gc_paused()  # walks of a big graph
 def likely_io(graph_def) -> dict:
-    """The likeliest output, the inputs it needs, the flags folded, other candidate outputs."""
+    """The likeliest output, the inputs it needs, the flags folded, other candidate outputs
+    (a parse op's or an iterator's features named by their keys, as a run names them)."""
+    from graphfreeze.graph.inputs import features_as_nodes
+
+    graph_def = features_as_nodes(graph_def)
     likely = names.likely_outputs(graph_def)
     outputs = [names.TensorRef(n) for n in likely[:1]]
     inputs = []
@@ -167,7 +171,15 @@ def inference_graph(graph_def, candidates: list[str] | None = None):
 
 
 def _output_dtype(node) -> int:
-    """DataType of a node's first output, from its attrs (1 = float32 if none says)."""
+    """DataType of a node's first output, from its op's definition and attrs (a function
+    call's: its attrs; 1 = float32 if none says)."""
+    from graphfreeze.graph.features import output_types
+    from graphfreeze.proto.ops import op_def
+
+    if op_def(node.op) is not None:
+        types = output_types(node)
+        if types and types[0]:
+            return types[0]
     for key in ("output_type", "out_type", "DstT", "dtype", "T"):
         if key in node.attr and node.attr[key].type:
             return node.attr[key].type

@@ -51,6 +51,36 @@ def test_model_dir_freezes_from_its_folder_with_the_iterator_as_inputs(estimator
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.parametrize("name", ["dnn", "wide_deep"])
+def test_model_dir_with_only_its_outputs_takes_the_features_by_key(estimator, freeze, name):
+    """What a user types: the features the iterator gives the head are the inputs, each named
+    by its key (read from the feature columns reading it), verified on seeded features; the
+    same tensors as --inputs IteratorGetNext:K give, and `freeze inspect` lists them."""
+    estimator(name, "model_dir")
+    result = freeze("model.ckpt-25", "--outputs", PROBS, "--target", "android", "-o", "out/")
+    assert result.exit_code == 0, result.output
+    car = sidecar("out")
+    assert car["verification"]["passed"], car["verification"]
+    assert [(i["node"], i["dtype"]) for i in car["inputs"]] == \
+        [("age", "float32"), ("color", "string"), ("hours", "float32")]
+    np.savez("features.npz", **{f"{k}:0": v for k, v in np.load(ESTIMATORS / "features.npz").items()})
+    result = freeze("model.ckpt-25", "--outputs", PROBS, "--inputs", "age,color,hours",
+                    "--target", "android", "--verify-data", "features.npz", "-o", "given/")
+    assert result.exit_code == 0, result.output
+    assert sidecar("given")["verification"]["passed"]
+    result = freeze("inspect", ".", "--json", "--no-gaps")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert [i["name"] for i in report["inputs"]] == ["age:0", "color:0", "hours:0"]
+    assert report["outputs"][0]["name"] == f"{PROBS}:0"
+
+
+def test_model_dir_without_outputs_lists_the_head(estimator, freeze):
+    estimator("dnn", "model_dir")
+    assert_failed(freeze("model.ckpt-25", "--target", "android", "-o", "out/"), 3,
+                  "likely outputs: head/predictions/probabilities")
+
+
 @pytest.mark.parametrize("target,phrase", [
     ("tflite", "cannot take op(s) SparseCross"),  # the embeddings' sparse lookups
     ("onnx", "no ONNX mapping at opset 18 for op(s) Bucketize, SparseCross"),  # tf2onnx's
