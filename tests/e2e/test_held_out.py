@@ -73,3 +73,46 @@ def test_tflite_nms_detector_with_a_dynamic_image_converts(held_out, freeze, tmp
     assert list(interpreter.get_input_details()[0]["shape_signature"]) == [1, -1, -1, 3]
     ops = {op["op_name"] for op in interpreter._get_ops_details()}  # noqa: SLF001
     assert "TFLite_Detection_PostProcess" in ops, ops
+
+
+def test_mixed_precision_model_converts_to_every_target_in_float32(held_out, freeze, tmp_path,
+                                                                   monkeypatch):
+    """Keras' mixed_float16: its float16 compute reaches the converters as float32 (TFLite's
+    builtins refused the float16 Conv2D, MatMul, ...), verified as float16 compute is."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    path, args = held_out("mixed_precision_cnn")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "android,tflite,edge-int8,onnx,openvino",
+                    "-o", f"{tmp_path}/")
+    assert result.exit_code == 0, result.output
+    names = ("model.pb", "model.tflite", "model.edge-int8.tflite", "model.onnx", "model.xml")
+    _verified(tmp_path, *names)
+    for name in names:
+        car = json.loads((tmp_path / f"{name}.json").read_text())
+        assert car["float16_compute_widened"] > 0, name
+    interpreter = Interpreter(model_path=str(tmp_path / "model.tflite"))
+    assert {t["dtype"] for t in interpreter.get_tensor_details()} == {np.float32, np.int32}
+
+
+def test_mixed_precision_to_tflite_fp16_is_rounded_to_float16_once(held_out, freeze, tmp_path,
+                                                                   monkeypatch):
+    """tflite-fp16 of a mixed-precision model: float32 ends, and each float16 weight is its
+    float32 variable rounded once (not a float16 graph quantized again)."""
+    import keras
+    from ai_edge_litert.interpreter import Interpreter
+
+    path, args = held_out("mixed_precision_cnn")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "tflite-fp16", "-o", f"{tmp_path}/")
+    assert result.exit_code == 0, result.output
+    _verified(tmp_path, "model.tflite-fp16.tflite")
+    interpreter = Interpreter(model_path=str(tmp_path / "model.tflite-fp16.tflite"))
+    ends = interpreter.get_input_details() + interpreter.get_output_details()
+    assert {t["dtype"] for t in ends} == {np.float32}
+    halves = sorted(np.sort(interpreter.get_tensor(t["index"]).ravel()).tobytes()
+                    for t in interpreter.get_tensor_details() if t["dtype"] == np.float16)
+    model = keras.saving.load_model(path.name, compile=False)
+    rounded = sorted(np.sort(np.asarray(w).astype(np.float16).ravel()).tobytes()
+                     for w in model.trainable_weights)
+    assert halves == rounded
