@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -103,6 +104,39 @@ def build(registry: Registry, target_names: list[str], stage_options: dict | Non
         raise ConfigError(f"option {', '.join(shown)} applies to no stage of "
                           f"{', '.join(target_names)}")
     return plans
+
+
+def check_size(prepared):
+    """`prepared` (convert.Prepared) once the weights its outputs need (`Source.weight_bytes`)
+    fit each target's format (`Format.max_bytes`); else one ConfigError, before any work: their
+    size, the limit, and the targets whose formats hold them."""
+    request, registry = prepared.request, prepared.registry
+    limits = {p.target.name: fmt for p in prepared.plans
+              if (fmt := _format(registry, p.target)) is not None and fmt.max_bytes is not None}
+    size = limits and request.outputs and prepared.source.weight_bytes(
+        request.source, prepared.source_options, request.outputs, request.inputs)
+    over = [(name, fmt) for name, fmt in limits.items() if size and size > fmt.max_bytes]
+    if not over:
+        return prepared
+    names, fmt = ", ".join(name for name, _ in over), over[0][1]
+    holders = [t for t in registry.target_names()
+               if (f := _format(registry, registry.target(t))) is not None and
+               (f.max_bytes is None or f.max_bytes >= size)]
+    flag = "--outputs " if request.flags else "outputs "
+    raise ConfigError(f"{request.source}: the weights {flag}{','.join(request.outputs)} need are "
+                      f"{size / 2**30:.2f} GiB, over the {fmt.max_bytes / 2**30:.3g} GiB target"
+                      f"{'s' if len(over) > 1 else ''} {names} can write; targets that can: "
+                      f"{', '.join(holders) or 'none'}")
+
+
+def _format(registry: Registry, target: Target):
+    """The format of `target`'s export stage (None: a plugin's stage that none declares)."""
+    for use in target.stages:
+        with contextlib.suppress(ConfigError):
+            fmt = registry.format_of(use.use)
+            if fmt is not None:
+                return fmt
+    return None
 
 
 def run(plans: list[TargetPlan], initial, paths: dict[str, str],

@@ -144,6 +144,13 @@ class Source:
         return [InputError(f"{path}: graphfreeze has no scan for '{self.name}' models (a "
                            "plugin's source kind); convert it only if you trust it")]
 
+    def weight_bytes(self, path: str, options, outputs, inputs=()) -> int | None:
+        """The bytes of the weights `outputs` need (not past `inputs`), read off the files'
+        records without reading the weights (a checkpoint's .index), for the size limits
+        checked before a run (`Format.max_bytes`); None when not known that cheaply (the
+        default)."""
+        return None
+
     def files(self, path: str, options) -> list[str]:
         """Every file a load of `path` reads (what a batch cache key hashes): by default the
         file, or every file under the directory."""
@@ -196,8 +203,10 @@ class Format:
     is not read back. `parts(path)`: the files the artifact is made of (`.xml` + `.bin`).
     `gaps(graph_def, ops)`: what the format cannot take (`freeze inspect`). `describe(path)`:
     what `freeze inspect` reports of an artifact file of this format, read by its runtime's own
-    tools ({inputs, outputs, op_counts, ...}), or None when the file is not one. `requires`: the
-    Python modules it imports, installed by `pip install 'graphfreeze[EXTRA]'`. `floor`: `open`
+    tools ({inputs, outputs, op_counts, ...}), or None when the file is not one. `max_bytes`:
+    the most weight bytes its export writes (a frozen GraphDef is one protobuf: 2 GiB), more
+    refused before any work (`plan.check_size`); None: no limit. `requires`: the
+    Python modules it imports, installed by the `EXTRA` extra. `floor`: `open`
     imports no TensorFlow (a run with a TensorFlow child runs the artifact here, beside it)."""
 
     name: str
@@ -205,6 +214,7 @@ class Format:
     open: Callable[..., Session]
     gaps: Callable[[Any, set], OpGaps] | None = None
     describe: Callable[[str], dict | None] | None = None
+    max_bytes: int | None = None
     requires: tuple[str, ...] = ()
     extra: str | None = None
     stages: tuple[Stage, ...] = ()  # more stages the format brings (after its export)

@@ -2,11 +2,44 @@
 
 from __future__ import annotations
 
+import math
+
+from graphfreeze.errors import ConfigError
 from graphfreeze.graph.consts import WEIGHT_ATTR
 from graphfreeze.graph.weights import attached_node, is_held
+from graphfreeze.proto.dtypes import itemsize
 from graphfreeze.proto.stream import encode_varint
 
 PROTOBUF_LIMIT = 2**31 - 1  # one protobuf message (a GraphDef, an ONNX ModelProto) at most
+
+
+def const_bytes(graph_def, limit: int = PROTOBUF_LIMIT) -> int:
+    """About the bytes of a graph's big constants' values, without reading them: shape times
+    dtype size; past `limit`, each not held apart by its ByteSize (upb serializes it to count:
+    a splat constant is less than its shape says)."""
+    from graphfreeze.graph.skeleton import is_big_const
+
+    big = [n for n in graph_def.node if is_big_const(n)]
+    most = sum(_most(n.attr["value"].tensor) for n in big)
+    if most <= limit:
+        return most
+    return sum(_most(n.attr["value"].tensor) if is_held(n) else n.attr["value"].tensor.ByteSize()
+               for n in big)
+
+
+def _most(tensor) -> int:
+    """A number constant's bytes by its shape and dtype (less if splat); a string one's
+    ByteSize."""
+    return itemsize(tensor.dtype) * math.prod(d.size for d in tensor.tensor_shape.dim) or \
+        tensor.ByteSize()
+
+
+def over_protobuf(where: str, size: int, limit: int, through: str) -> ConfigError:
+    """The refusal of weights over one protobuf's `limit` by a target that goes `through` one,
+    until it writes them apart: their size, and the target that holds them."""
+    return ConfigError(f"{where}: the weights are {size / 2**30:.2f} GiB, over the "
+                       f"{limit / 2**30:.3g} GiB of one protobuf, {through}; use the server "
+                       "target (a SavedModel keeps them in its variables/ folder)")
 
 
 def serialize_chunks(graph_def, nodes=None, weights=None):

@@ -23,10 +23,12 @@ from graphfreeze.sources.checkpoint_files import (
     V1_SHARD,
     check_shards,
     locate,
+    needed_bytes,
     read_bundle,
     read_index,
     read_meta_graph,
     reader_path,
+    spec_bytes,
     unreadable_index,
     v1_files,
 )
@@ -94,15 +96,6 @@ def _var_shape(node) -> tuple[int, ...] | None:
     if node is None or node.attr["shape"].shape.unknown_rank:
         return None
     return tuple(d.size for d in node.attr["shape"].shape.dim)
-
-
-def _spec_bytes(spec: VariableSpec) -> int:
-    from graphfreeze.proto.dtypes import itemsize
-
-    count = 1
-    for dim in spec.shape or ():
-        count *= dim
-    return count * (itemsize(spec.dtype) or 4)
 
 
 def _slice_shape(spec: VariableSpec, full: tuple[int, ...]) -> tuple[int, ...]:
@@ -202,7 +195,7 @@ class CheckpointModel:
         for node in nodes:
             spec = self.variables[node]
             group.append(spec)
-            size += _spec_bytes(spec)
+            size += spec_bytes(spec)
             if size >= READ_GROUP_BYTES:
                 yield from self._restore(group)
                 group, size = [], 0
@@ -275,6 +268,9 @@ class CheckpointSource(Source):
 
     def load(self, path: str, options: CheckpointOptions, unsafe: bool):
         return CheckpointModel(path, options.meta, options.step)
+
+    def weight_bytes(self, path: str, options: CheckpointOptions, outputs, inputs=()):
+        return needed_bytes(locate(path, options.meta, options.step), outputs, inputs)
 
     def files(self, path: str, options: CheckpointOptions) -> list[str]:
         found = locate(path, options.meta, options.step)

@@ -261,6 +261,13 @@ def checkpoint_variables(prefix: str) -> list[dict]:
             name != "_CHECKPOINTABLE_OBJECT_GRAPH"]
 
 
+def spec_bytes(spec) -> int:
+    """A VariableSpec's bytes, by its declared shape (4 an element of an unknown dtype)."""
+    from graphfreeze.proto.dtypes import itemsize
+
+    return _count(spec.shape or ()) * (itemsize(spec.dtype) or 4)
+
+
 def _count(shape: list[int]) -> int:
     total = 1
     for d in shape:
@@ -282,3 +289,32 @@ def _tensorflow_variables(prefix: str) -> dict:
         out[name] = (shape, dtype.name,
                      int(np.prod(shape)) * (dtype.size if dtype != tf.string else 0))
     return out
+
+
+def needed_bytes(files: CheckpointFiles, outputs, inputs=()) -> int | None:
+    """The bytes of the variables `outputs` reach in the meta graph (not past `inputs`), as the
+    index records each (else as the graph declares it), no tensor read: what a frozen graph of
+    them holds. None when a name is not a node or a file does not read (the run says why)."""
+    from graphfreeze.graph.graphdefs import nodes_by_name, reachable, split_tensor
+    from graphfreeze.graph.ops import VARIABLE_OPS
+    from graphfreeze.proto import dtypes
+
+    try:
+        graph_def = read_meta_graph(files.meta, check=False).graph_def
+        stored = {row["name"]: row["bytes"] for row in read_index(files.prefix)}
+    except InputError:
+        return None
+    nodes = nodes_by_name(graph_def)
+    roots = [split_tensor(name)[0] for name in outputs]
+    cuts = [split_tensor(name.split("[", 1)[0])[0] for name in inputs]  # (x[1,4]: a shape)
+    if not roots or any(node not in nodes for node in roots + cuts):
+        return None
+    total = 0
+    for name in reachable(graph_def, roots, cuts):
+        node = nodes[name]
+        if node.op in VARIABLE_OPS:
+            shape = node.attr["shape"].shape
+            declared = None if shape.unknown_rank else \
+                _count([d.size for d in shape.dim]) * dtypes.itemsize(node.attr["dtype"].type)
+            total += stored.get(name, declared if declared and declared > 0 else 0)
+    return total

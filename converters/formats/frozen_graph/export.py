@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from graphfreeze.errors import OutputError
 from graphfreeze.formats.frozen_graph.runtime import open_frozen
 from graphfreeze.graph.op_libraries import runtime_needs
-from graphfreeze.graph.serialize import PROTOBUF_LIMIT, check_public_ops, serialize_chunks
-from graphfreeze.graph.skeleton import is_big_const
+from graphfreeze.graph.serialize import (
+    PROTOBUF_LIMIT,
+    check_public_ops,
+    const_bytes,
+    over_protobuf,
+    serialize_chunks,
+)
 from graphfreeze.graph.tables import init_node
-from graphfreeze.graph.weights import is_held
 from graphfreeze.plugins import Format, Stage, always
-from graphfreeze.proto.dtypes import itemsize
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
+
+THROUGH = "which a frozen GraphDef is (its weights in it)"
 
 
 @dataclass(frozen=True)
@@ -30,13 +33,9 @@ def run(state, options: FrozenGraphOptions):
     from graphfreeze.graph.graphdefs import op_counts, topo_order
 
     graph_def = state.graph_def
-    too_big = OutputError(f"{state.output_path}: the frozen graph is over the 2 GiB limit of one "
-                          "protobuf (its weights are constants); use the server or onnx target")
-    big = [n for n in graph_def.node if is_big_const(n)]
-    if sum(_most(n.attr["value"].tensor) for n in big) > options.max_bytes and \
-            sum(_most(n.attr["value"].tensor) if is_held(n) else n.attr["value"].tensor.ByteSize()
-                for n in big) > options.max_bytes:
-        raise too_big  # before writing anything; the exact size is checked as it streams
+    size = const_bytes(graph_def, options.max_bytes)
+    if size > options.max_bytes:  # before writing anything; the exact size is checked as it streams
+        raise over_protobuf(state.output_path, size, options.max_bytes, THROUGH)
     check_public_ops(graph_def)
     digest, written = hashlib.sha256(), [0]
 
@@ -48,7 +47,7 @@ def run(state, options: FrozenGraphOptions):
             hashed = hashing.submit(digest.update, chunk)
             written[0] += len(chunk)
             if written[0] > options.max_bytes:
-                raise too_big
+                raise over_protobuf(state.output_path, written[0], options.max_bytes, THROUGH)
             yield chunk
         if hashed is not None:
             hashed.result()
@@ -69,14 +68,6 @@ def run(state, options: FrozenGraphOptions):
     return dataclasses.replace(state, artifact=artifact)
 
 
-def _most(tensor) -> int:
-    """About a number constant's bytes, without reading them (upb's ByteSize serializes them):
-    its shape times its dtype's size (less if splat; the exact size is checked near the limit
-    and as it streams); a string constant's ByteSize."""
-    return itemsize(tensor.dtype) * math.prod(d.size for d in tensor.tensor_shape.dim) or \
-        tensor.ByteSize()
-
-
 def repr_node(info) -> str:
     return f'"{info.name.rsplit(":", 1)[0]}"'
 
@@ -84,4 +75,4 @@ def repr_node(info) -> str:
 STAGE = Stage("export_frozen_graph", run, "graph", "artifact", FrozenGraphOptions,
               "serialize the frozen GraphDef (.pb), deterministic bytes", suffix=".pb",
               floor=always, weights_apart=True, source_graph=False)
-FORMAT = Format("frozen_graph", STAGE, open=open_frozen)
+FORMAT = Format("frozen_graph", STAGE, open=open_frozen, max_bytes=PROTOBUF_LIMIT)

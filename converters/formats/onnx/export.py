@@ -34,7 +34,7 @@ from graphfreeze.formats.onnx.text_ops import (
 )
 from graphfreeze.formats.onnx.tf2onnx_order import const_protos_synced_once, loops_in_name_order
 from graphfreeze.graph.fake_quant import fake_quant_ranges
-from graphfreeze.graph.serialize import PROTOBUF_LIMIT
+from graphfreeze.graph.serialize import PROTOBUF_LIMIT, const_bytes, over_protobuf
 from graphfreeze.graph.tables import initialized_tables
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
@@ -78,6 +78,9 @@ def to_onnx(state, opset: int):
         return _to_onnx(state, opset, careful=True)
 
 
+THROUGH = "which tf2onnx converts through"
+
+
 class _OptimizerFailed(Exception):
     pass
 
@@ -88,6 +91,8 @@ def _to_onnx(state, opset: int, careful: bool):
     from tf2onnx import optimizer, tfonnx, utils
 
     graph_def = state.graph_def
+    if (size := const_bytes(graph_def)) > PROTOBUF_LIMIT:  # (else "Failed to serialize proto")
+        raise over_protobuf(state.model.graph_file, size, PROTOBUF_LIMIT, THROUGH)
     weights = {n.name: n.attr["value"].tensor.tensor_content for n in graph_def.node
                if is_big_const(n) and n.attr["value"].tensor.tensor_content}
     inputs = [t.name for t in state.inputs]
@@ -272,4 +277,5 @@ STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,
               "ONNX model via tf2onnx (newest opset onnxruntime runs); large weights external",
               suffix=".onnx", source_graph=False)
 FORMAT = Format("onnx", STAGE, open=open_onnx, gaps=onnx_gaps, parts=parts,
-                requires=("tf2onnx", "onnx", "onnxruntime"), extra="convert", describe=describe)
+                requires=("tf2onnx", "onnx", "onnxruntime"), extra="convert", describe=describe,
+                max_bytes=PROTOBUF_LIMIT)  # tf2onnx takes a GraphDef

@@ -15,6 +15,7 @@ from graphfreeze.formats.openvino.convert import to_ir
 from graphfreeze.formats.openvino.describe import describe
 from graphfreeze.formats.openvino.gaps import openvino_gaps
 from graphfreeze.formats.openvino.runtime import open_openvino, parts
+from graphfreeze.graph.serialize import PROTOBUF_LIMIT, const_bytes, over_protobuf
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import option
@@ -47,6 +48,9 @@ def run(state, options: OpenVinoOptions):
                       folder=state.model.location)
         graph_facts = {"openvino_read": "the SavedModel folder"}  # no frozen graph made
     else:
+        if (size := const_bytes(state.graph_def)) > PROTOBUF_LIMIT:  # (else "Failed to serialize
+            raise over_protobuf(state.model.graph_file, size, PROTOBUF_LIMIT,  # proto")
+                                "which OpenVINO's TensorFlow frontend converts a graph through")
         model = to_ir(state.graph_def, state.model.graph_file, inputs, outputs)
         graph_facts = {"node_count": len(state.graph_def.node),
                        "op_counts": op_counts(state.graph_def)}
@@ -100,4 +104,5 @@ STAGE = Stage("export_openvino", run, "graph", "artifact", OpenVinoOptions,
               "OpenVINO IR (.xml + .bin) with OpenVINO's TensorFlow frontend", suffix=".xml",
               floor=always, reads=("saved_model",), source_graph=False)
 FORMAT = Format("openvino", STAGE, open=open_openvino, gaps=openvino_gaps, parts=parts,
-                requires=("openvino",), extra="openvino", floor=True, describe=describe)
+                requires=("openvino",), extra="openvino", floor=True, describe=describe,
+                max_bytes=PROTOBUF_LIMIT)  # a frozen graph's (a SavedModel it reads whole)

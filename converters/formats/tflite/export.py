@@ -22,6 +22,7 @@ from graphfreeze.formats.tflite.runtime import open_tflite
 from graphfreeze.formats.tflite.selective import IO_TYPES, RANGES
 from graphfreeze.formats.tflite.tensor_lists import LOOPS
 from graphfreeze.graph.composites import detection_node
+from graphfreeze.graph.serialize import PROTOBUF_LIMIT, const_bytes, over_protobuf
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
@@ -75,6 +76,9 @@ class TFLiteOptions(CalibrationOptions):
 def run(state, options: TFLiteOptions):
     from graphfreeze.io.trees import artifact_digest
 
+    if (size := const_bytes(state.graph_def)) > PROTOBUF_LIMIT:  # (else "Failed to serialize
+        raise over_protobuf(state.model.graph_file, size, PROTOBUF_LIMIT,  # proto", after minutes)
+                            "which the TFLite converter converts through")
     inputs, outputs = io_infos(state)
     for info in inputs:  # unknown dimensions stay dynamic, as TFLiteConverter keeps them
         if info.shape is None:
@@ -266,4 +270,5 @@ STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
               "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite",
               source_graph=False)
 FORMAT = Format("tflite", STAGE, open=open_tflite, gaps=tflite_gaps, describe=describe,
-                requires=("ai_edge_litert",), extra="convert", stages=(aot.STAGE,))
+                requires=("ai_edge_litert",), extra="convert", stages=(aot.STAGE,),
+                max_bytes=PROTOBUF_LIMIT)  # its converter takes a GraphDef

@@ -1,0 +1,42 @@
+"""A model over 2 GiB (models/big.py: a 2.1 GiB embedding table and a small head, a TF1 Saver
+checkpoint) through the real CLI, in the model's folder with relative paths (issue 46): a target
+whose format cannot hold it is refused in one line before any work, nothing written."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.conftest import _once, _run, _shared
+
+
+@pytest.fixture(scope="session")
+def big(tmp_path_factory):
+    """The folder of models/big.py's full-size checkpoint, built once (2.1 GiB on disk)."""
+    return _once(_shared(tmp_path_factory, "big"), lambda out: _run("big.py", out))
+
+
+def _weights(folder) -> int:
+    """The bytes of the variables `probs` needs, as the checkpoint's index records them."""
+    from graphfreeze.sources.checkpoint_files import checkpoint_variables
+
+    rows = checkpoint_variables(str(folder / "model.ckpt-1"))
+    return sum(r["bytes"] for r in rows if r["name"] != "global_step")
+
+
+@pytest.mark.parametrize("targets", [(), ("server", "android")])
+def test_android_is_refused_before_any_work(big, freeze_noted, targets):
+    before = sorted(os.listdir(big))
+    args = ["--target", ",".join(targets)] if targets else []
+    done, noted = freeze_noted(big, "model.ckpt-1", "--outputs", "probs", *args)
+    assert done.returncode == 6, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: model.ckpt-1: the weights --outputs probs need are "
+                               f"{_weights(big) / 2**30:.2f} GiB, over the 2 GiB target android "
+                               "can write; targets that can: "), lines[0]
+    holders = lines[0].rsplit(": ", 1)[1].split(", ")
+    assert "server" in holders and "android" not in holders, lines[0]
+    assert noted == {"tensorflow": False, "children": 0, "python_in_child": False}
+    assert sorted(os.listdir(big)) == before
