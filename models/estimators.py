@@ -6,8 +6,10 @@ removed it), checked in under models/estimators/ because no test venv has it:
     /work/venv-tf215/bin/python models/estimators.py --out models/estimators
 
 For each of a `DNNClassifier` (`dnn`) and a `DNNLinearCombinedClassifier` (`wide_deep`) over
-feature columns (numeric, bucketized, vocabulary list, embedding, crossed), trained 25 steps on
-seeded synthetic data from a `tf.data` input_fn:
+feature columns (numeric, bucketized, vocabulary list, embedding, crossed), and a
+`DNNClassifier` over the numeric features alone (`numeric`: numeric and bucketized columns,
+no sparse op), trained 25 steps on seeded synthetic data from a `tf.data` input_fn
+(`--names numeric` writes only that one):
 
   NAME/model_dir/          what the Estimator wrote (checkpoint state file, model.ckpt-25.*;
                            `keep_checkpoint_max=1`), less its events files (TensorBoard's) and
@@ -58,6 +60,13 @@ def columns():
     return wide, deep
 
 
+def numeric_columns():
+    """The numeric features alone: numeric and bucketized columns."""
+    fc = tf.feature_column
+    age = fc.numeric_column("age")
+    return [age, fc.numeric_column("hours"), fc.bucketized_column(age, [25, 35, 45, 55, 65])]
+
+
 def input_fn():
     features, label = synthetic()
     data = tf.data.Dataset.from_tensor_slices((features, label))
@@ -65,27 +74,30 @@ def input_fn():
 
 
 def estimators(root: Path) -> dict:
+    """{name: (estimator, its feature columns)}."""
     wide, deep = columns()
     config = tf.estimator.RunConfig(tf_random_seed=0, keep_checkpoint_max=1,
                                     save_summary_steps=None, log_step_count_steps=None)
     return {
-        "dnn": tf.estimator.DNNClassifier(
+        "dnn": (tf.estimator.DNNClassifier(
             hidden_units=[16, 8], feature_columns=deep, model_dir=str(root / "dnn/model_dir"),
-            config=config),
-        "wide_deep": tf.estimator.DNNLinearCombinedClassifier(
+            config=config), deep),
+        "wide_deep": (tf.estimator.DNNLinearCombinedClassifier(
             linear_feature_columns=wide, dnn_feature_columns=deep, dnn_hidden_units=[16, 8],
-            model_dir=str(root / "wide_deep/model_dir"), config=config),
+            model_dir=str(root / "wide_deep/model_dir"), config=config), wide + deep),
+        "numeric": (tf.estimator.DNNClassifier(
+            hidden_units=[16, 8], feature_columns=numeric_columns(),
+            model_dir=str(root / "numeric/model_dir"), config=config), numeric_columns()),
     }
 
 
-def export(estimator, folder: Path) -> None:
-    """Both receivers, each to folder/export_KIND (the timestamped folder renamed)."""
-    wide, deep = columns()
-    spec = tf.feature_column.make_parse_example_spec(wide + deep)
+def export(estimator, used: list, folder: Path) -> None:
+    """Both receivers, each to folder/export_KIND (the timestamped folder renamed), of the
+    features the columns `used` read."""
+    spec = tf.feature_column.make_parse_example_spec(used)
     with tf.Graph().as_default():  # (the receiver makes placeholders like these in its graph)
-        raw = {"age": tf.compat.v1.placeholder(tf.float32, [None, 1], name="age"),
-               "hours": tf.compat.v1.placeholder(tf.float32, [None, 1], name="hours"),
-               "color": tf.compat.v1.placeholder(tf.string, [None, 1], name="color")}
+        raw = {key: tf.compat.v1.placeholder(tf.string if key == "color" else tf.float32,
+                                             [None, 1], name=key) for key in sorted(spec)}
     receivers = {
         "parsing": tf.estimator.export.build_parsing_serving_input_receiver_fn(spec),
         "raw": tf.estimator.export.build_raw_serving_input_receiver_fn(raw),
@@ -102,16 +114,19 @@ def export(estimator, folder: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("models/estimators"))
+    parser.add_argument("--names", nargs="*", default=["dnn", "wide_deep", "numeric"])
     args = parser.parse_args()
     tf.get_logger().setLevel("ERROR")
-    for name in ("dnn", "wide_deep"):
+    for name in args.names:
         shutil.rmtree(args.out / name, ignore_errors=True)
-    for name, estimator in estimators(args.out).items():
+    for name, (estimator, used) in estimators(args.out).items():
+        if name not in args.names:
+            continue
         estimator.train(input_fn, steps=STEPS)
         for events in (args.out / name / "model_dir").rglob("events.out.tfevents.*"):
             events.unlink()  # TensorBoard's
         (args.out / name / "model_dir" / "graph.pbtxt").unlink()  # the .meta's graph, as text
-        export(estimator, args.out / name)
+        export(estimator, used, args.out / name)
     features, _ = synthetic(8, seed=1)
     np.savez(args.out / "features.npz", **features)
 

@@ -107,11 +107,13 @@ def _keys(by_name: dict, node, ins: dict, arg: str) -> list[str] | None:
             for k in v.reshape(-1).tolist()]
 
 
-def parse_refusal_hint(graph_def, message: str) -> str:
+def parse_refusal_hint(graph_def, message: str | None) -> str:
     """What to add to a target's refusal `message` that names a parse op `graph_def` runs: the
     features it parses, by key, as the model's inputs instead (what users do by hand)."""
     from graphfreeze.graph.graphdefs import nodes_by_name
 
+    if graph_def is None or not message:
+        return ""
     by_name = nodes_by_name(graph_def)
     keys = []
     for node in graph_def.node:
@@ -120,8 +122,8 @@ def parse_refusal_hint(graph_def, message: str) -> str:
             keys += [f.key for f in spec if f.key not in keys]
     if not keys:
         return ""
-    return (f"; or take the features it parses as the model's inputs, without the parsing: "
-            f"--inputs {','.join(sorted(keys))}")
+    return (f"; or, without the tf.Example parsing, take the features it parses as the "
+            f"model's inputs: --inputs {','.join(sorted(keys))}")
 
 
 # scopes feature columns build their ops in (`.../input_layer/age/...`), and what a column's

@@ -123,6 +123,23 @@ def test_parsing_export_takes_the_parsed_features_as_inputs(estimator, freeze):
     assert not [n.op for n in frozen.node if n.op.startswith("ParseExample")]
 
 
+@pytest.mark.parametrize("target", ["tflite", "openvino"])
+def test_a_target_that_cannot_parse_examples_names_the_features_as_inputs(estimator, freeze,
+                                                                        target):
+    """The refusal names what users do by hand: the parsed features as the inputs; typed as
+    suggested, the model converts (`numeric`: no sparse op left once the parsing is cut)."""
+    estimator("numeric", "export_parsing")
+    result = freeze(".", "--outputs", PROBS, "--target", target, "-o", "../out/")
+    assert_failed(result, 3, "ParseExampleV2", "--inputs age,hours")
+    suggested = result.output.strip().rsplit("--inputs ", 1)[1].split()[0]
+    result = freeze(".", "--outputs", PROBS, "--inputs", suggested, "--target", target,
+                    "-o", "../out/")
+    assert result.exit_code == 0, result.output
+    car = sidecar("../out")
+    assert car["verification"]["passed"]
+    assert [i["node"] for i in car["inputs"]] == ["age", "hours"]
+
+
 def test_model_dir_missing_a_variable_the_head_needs(estimator, freeze):
     import tensorflow as tf
 

@@ -74,8 +74,11 @@ def to_ir(graph_def, where: str, inputs, outputs, folder: str | None = None):
     except Exception as err:  # noqa: BLE001 -- OpConversionFailure and other frontend errors
         ops = unconverted_ops(str(err))
         if ops:
+            from graphfreeze.graph.features import parse_refusal_hint
+
             nodes = [f"{n.name} ({n.op})" for n in graph_def.node if n.op in ops][:5]
-            extra = tokenizers.hint() if tokenizers.needed(graph_def) else ""
+            extra = (tokenizers.hint() if tokenizers.needed(graph_def) else "") + \
+                parse_refusal_hint(graph_def, ", ".join(ops))
             raise InputError(f"{where}: OpenVINO cannot convert op(s) "
                              f"{', '.join(ops)} (node {', '.join(nodes)}); use another target"
                              f"{extra}") from err

@@ -111,7 +111,7 @@ def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
     text_ops.prepare(conv, state.graph_def, where)
     with in_litert([ref.node for ref in state.inputs]) if options.quantize == "int8" and \
             needs_litert(state.graph_def, inputs) else contextlib.nullcontext():
-        model = run_converter(conv, where, options.allow_tf_ops)
+        model = run_converter(conv, where, options.allow_tf_ops, state.graph_def)
     if getattr(conv, "allow_custom_ops", False):
         text_ops.check_custom_ops(model, where)
     if hasattr(conv, "graphfreeze_folder"):  # composites' SavedModel: the graph's names back
@@ -125,9 +125,12 @@ def needs_litert(graph_def, inputs) -> bool:
     return has_tables(graph_def) or any(i.dtype == "string" for i in inputs)
 
 
-def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:
+def run_converter(conv, where: str, allow_tf_ops: bool, graph_def=None) -> bytes:
     """conv.convert(); a converter that fails on the model is an InputError naming the op(s) it
-    cannot take, or the node and the converter's own words (its MLIR diagnostics)."""
+    cannot take (and, for a tf.Example parse op of `graph_def`, the features it parses as the
+    inputs instead), or the node and the converter's own words (its MLIR diagnostics)."""
+    from graphfreeze.graph.features import parse_refusal_hint
+
     with captured_native_stderr() as log:
         try:
             return conv.convert()
@@ -143,7 +146,7 @@ def run_converter(conv, where: str, allow_tf_ops: bool) -> bytes:
         raise InputError(
             f"{where}: TFLite builtins cannot take op(s) {', '.join(flex)}; pass --allow-tf-ops "
             "to run them with TensorFlow kernels (SELECT_TF_OPS, a bigger runtime), or use "
-            "another target") from failure
+            f"another target{parse_refusal_hint(graph_def, ', '.join(flex))}") from failure
     why = converter_failure(text) or first_line(failure)
     raise InputError(f"{where}: the TFLite converter fails on the model at {why}; leave that "
                      "part out of --outputs, or use another target") from failure
