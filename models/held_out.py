@@ -1,9 +1,9 @@
 """Held-out inputs of issue 43 that were internal errors, small and seeded, nothing downloaded: a
-SavedModel of a pure concrete function (no variables; a bare function and a tf.Module's), the
-simple while loop of tf2onnx's loop tests (a TF1 graph: frozen .pb and SavedModel), a RetinaNet-
-style detector with TFLite's post-processing composite and a `[1, ?, ?, 3]` image input, and a
-Keras 3 CNN trained under the `mixed_float16` policy. Each builder returns its zoo.json entry (see
-zoo.py).
+SavedModel of a pure concrete function (no variables; a bare function and a tf.Module's; one
+with constant outputs), the simple while loop of tf2onnx's loop tests (a TF1 graph: frozen .pb
+and SavedModel), a RetinaNet-style detector with TFLite's post-processing composite and a
+`[1, ?, ?, 3]` image input, and a Keras 3 CNN trained under the `mixed_float16` policy. Each
+builder returns its zoo.json entry (see zoo.py).
 
     python models/held_out.py OUT_DIR [--only NAME,NAME] [--list]
 """
@@ -58,6 +58,24 @@ def pure_module(out: str) -> dict:
 
     module = Affine()
     tf.saved_model.save(module, os.path.join(out, "saved_model"), signatures=module.serve)
+    return _entry("saved_model", [{"name": "x", "shape": [2, 4], "dtype": "float32"}])
+
+
+def constant_outputs(out: str) -> dict:
+    """A pure function that also returns constants (a detector's anchors, its class count):
+    outputs no input reaches, folded to Const nodes."""
+    import numpy as np
+    import tensorflow as tf
+
+    anchors = np.linspace(0.0, 1.0, 8, dtype=np.float32).reshape(2, 4)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x")])
+    def serve(x):
+        return {"y": _affine(tf, x), "anchors": tf.constant(anchors) * 2.0,
+                "classes": tf.range(3.0)}
+
+    tf.saved_model.save(tf.Module(), os.path.join(out, "saved_model"),
+                        signatures=serve.get_concrete_function())
     return _entry("saved_model", [{"name": "x", "shape": [2, 4], "dtype": "float32"}])
 
 
@@ -151,9 +169,9 @@ def mixed_precision_cnn(out: str) -> dict:
 
 
 def builders() -> dict:
-    return {f.__name__: f for f in (pure_function, pure_module, simple_while_pb,
-                                    simple_while_v1_pb, simple_while_saved_model, detector_dynamic_image,
-                                    mixed_precision_cnn)}
+    return {f.__name__: f for f in (pure_function, pure_module, constant_outputs,
+                                    simple_while_pb, simple_while_v1_pb, simple_while_saved_model,
+                                    detector_dynamic_image, mixed_precision_cnn)}
 
 
 if __name__ == "__main__":

@@ -41,6 +41,20 @@ def test_pure_function_with_a_scalar_input_converts(held_out, freeze, tmp_path, 
     assert again.exit_code == 0, again.output
 
 
+def test_constant_outputs_reach_every_format(held_out, freeze, tmp_path, monkeypatch):
+    """Outputs no input reaches are Const nodes once folded; OpenVINO's frontend dropped them
+    (an internal KeyError), they are results of their values now."""
+    path, args = held_out("constant_outputs")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "android,tflite,onnx,openvino", "-o",
+                    f"{tmp_path}/")
+    assert result.exit_code == 0, result.output
+    _verified(tmp_path, "saved_model.pb", "saved_model.tflite", "saved_model.onnx",
+              "saved_model.xml")
+    car = json.loads((tmp_path / "saved_model.xml.json").read_text())
+    assert {o["name"] for o in car["outputs"]} == {"anchors:0", "classes:0", "y:0"}
+
+
 @pytest.mark.parametrize("name", ["simple_while_pb", "simple_while_v1_pb",
                                   "simple_while_saved_model"])
 def test_tf2onnx_simple_while_loop_converts(held_out, freeze, tmp_path, monkeypatch, name):

@@ -47,7 +47,29 @@ def convert(graph_def, inputs=None, outputs=None):
     if outputs:
         kwargs["output"] = list(outputs)
     with readable(graph_def) as model:
-        return ov.convert_model(model, **kwargs)
+        model = ov.convert_model(model, **kwargs)
+    return _constant_outputs(model, graph_def, outputs or [])
+
+
+def _constant_outputs(model, graph_def, outputs: list[str]):
+    """`model` with the outputs that are constants (a function of no input, folded), which the
+    frontend drops, added back as results of their values."""
+    import openvino.opset13 as ov_ops
+    from graphfreeze.graph.consts import const_value
+    from graphfreeze.graph.graphdefs import nodes_by_name
+
+    have = {name for port in model.outputs for name in port.get_names()}
+    by_name = nodes_by_name(graph_def)
+    results = []
+    for name in outputs:
+        value = None if name in have else const_value(by_name, name)
+        if value is not None:
+            const = ov_ops.constant(value)
+            const.output(0).get_tensor().set_names({name})
+            results.append(ov_ops.result(const))
+    if results:
+        model.add_results(results)
+    return model
 
 
 @contextlib.contextmanager
