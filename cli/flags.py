@@ -1,6 +1,7 @@
 """Command-line flags generated from the options declared once, as dataclass fields with
 `graphfreeze.options.option(flag=...)`: stage options (`--tolerance`, `--opset`, ...), source
-options (`--tag`, `--meta`, ...) and each source kind's path flag (`Source.flag`: `--ckpt`, ...).
+options (`--tag`, `--meta`, ...), run options (`--report`: `graphfreeze.options.RunOptions`) and
+each source kind's path flag (`Source.flag`: `--ckpt`, ...).
 Built-in stages and sources only: a plugin's options are set with `--source-option KEY=VALUE` or
 in a manifest.
 
@@ -27,7 +28,7 @@ TYPES = ("bool", "tuple", "int", "float", "str")  # how click takes a value
 class Flag:
     flag: str
     name: str  # the option's field name (the manifest key)
-    kind: str  # "stage" or "source"
+    kind: str  # "stage", "source" or "run"
     type: str  # one of TYPES
     help: str
     metavar: str | None
@@ -49,7 +50,7 @@ def _index() -> dict:
 
 
 def declared(kind: str) -> tuple[Flag, ...]:
-    """Every flag the built-in `kind` ("stage" or "source") options declare, once each."""
+    """Every flag the built-in `kind` ("stage", "source" or "run") options declare, once each."""
     return tuple(Flag(kind=kind, **{**f, "stages": tuple(f.get("stages", ()))})
                  for f in _index()[kind])
 
@@ -70,7 +71,7 @@ def _click_option(flag: Flag):
 
 
 def options(kind: str):
-    """A decorator adding the flags of `kind` ("stage" or "source") options."""
+    """A decorator adding the flags of `kind` ("stage", "source" or "run") options."""
 
     def add(func):
         for flag in reversed(declared(kind)):
@@ -119,6 +120,7 @@ def derive() -> dict:
 
     registry = Registry.default(plugins=False)
     return {"stage": _derive("stage", registry), "source": _derive("source", registry),
+            "run": _derive("run", registry),
             "kinds": [{"name": s.name, "flag": s.flag, "summary": s.summary}
                       for s in registry.sources() if s.flag]}
 
@@ -127,11 +129,12 @@ def _derive(kind: str, registry) -> list[dict]:
     import typing
 
     from graphfreeze.errors import ConfigError
-    from graphfreeze.options import meta
+    from graphfreeze.options import RunOptions, meta
 
     found: dict[str, dict] = {}
     owners = [(n, registry.stage(n).options) for n in registry.names("stage")] \
-        if kind == "stage" else [("", cls) for cls in registry.option_classes(kind)]
+        if kind == "stage" else [("", RunOptions)] if kind == "run" else \
+        [("", cls) for cls in registry.option_classes(kind)]
     for owner, cls in owners:
         hints = typing.get_type_hints(cls)
         for f in dataclasses.fields(cls):
@@ -181,7 +184,7 @@ def _group(param) -> str:
             "Benchmark" if stages == ("benchmark",) else "Conversion (targets that take them)"
     if name in ("outputs", "inputs"):
         return "Names"
-    if name in ("targets", "output", "force"):
+    if name in ("targets", "output", "report", "force"):
         return "Targets and files"
     if name == "no_verify":
         return "Verification"

@@ -155,6 +155,7 @@ def source_flags(func):
               help="Target(s), comma-separated or repeated (default: android). See `freeze targets`.")
 @click.option("-o", "--output", metavar="PATH",
               help="Output file (one target) or DIR/ (default: beside the model).")
+@flags.options("run")
 @click.option("--force", is_flag=True, help="Overwrite existing outputs.")
 @click.option("--no-verify", is_flag=True, help="Skip comparing against the original model.")
 @flags.options("stage")
@@ -192,7 +193,8 @@ def convert_command(path, kind, source_option, unsafe, outputs, inputs, targets,
                       outputs=tuple(parse_names(outputs)), inputs=tuple(parse_names(inputs)),
                       targets=tuple(parse_names(targets)) or ("android",),
                       output=output, force=force, verify=not no_verify,
-                      stage_options=flags.given("stage", values), flags=True)
+                      stage_options=flags.given("stage", values),
+                      run_options=flags.given("run", values), flags=True)
     run(lambda: _convert(request, debug), debug)
 
 
@@ -210,7 +212,7 @@ def _convert(request, debug: bool):
     with err.status("loading", spinner="dots") as status:
         written = execute(prepared, on_stage=lambda t, s: status.update(f"{t}: {s}"),
                           on_commit=committing)
-    show.written(written)
+    show.written(written, prepared.run.report)
 
 
 @main.command("targets")

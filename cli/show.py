@@ -46,7 +46,8 @@ def shape(dims) -> str:
     return "?" if dims is None else "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
 
-def written(results) -> None:
+def written(results, report: str | None = None) -> None:
+    """What a run wrote (`report`: where --report went), its verification and warnings."""
     out = Console(highlight=False, soft_wrap=True)
     first = results[0].sidecar
     for role, tensors in (("input", first.inputs), ("output", first.outputs)):
@@ -63,6 +64,8 @@ def written(results) -> None:
         if car.facts.get("latency"):
             out.print(f"  latency: {latency_line(car.facts['latency'])}", markup=False)
         out.print(f"  sidecar: {w.sidecar_path}")
+    if report:
+        out.print(f"report: {report}")
     timed = any(w.sidecar.facts.get("latency") for w in results)  # a latency column
     Console(highlight=False, width=max(out.width, 132 if timed else 120)).print(
         verification_table(results))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -17,7 +18,7 @@ from graphfreeze import names, plan
 from graphfreeze.errors import InputError, OutputError
 from graphfreeze.graph import inputs as graph_inputs
 from graphfreeze.io import outputs, storage
-from graphfreeze.options import paths_of
+from graphfreeze.options import RunOptions, flag_of, parse_options, paths_of
 from graphfreeze.plugins import Source
 from graphfreeze.process import memory
 from graphfreeze.registry import Registry
@@ -41,6 +42,7 @@ class Request:
     verify: bool = True
     stage_options: dict = field(default_factory=dict)  # stage options, for every target
     target_options: dict = field(default_factory=dict)  # target -> its own stage options
+    run_options: dict = field(default_factory=dict)  # RunOptions (--report), for the whole run
     flags: bool = False  # the options came from the command line: errors name the flags
 
     def __post_init__(self):
@@ -59,6 +61,7 @@ def _expanded(request: Request, registry: Registry) -> Request:
     return dataclasses.replace(
         request, source_options=expand_paths(request.source_options, keys),
         stage_options=expand_paths(request.stage_options, keys),
+        run_options=expand_paths(request.run_options, paths_of([RunOptions])),
         target_options={t: expand_paths(o, keys) for t, o in request.target_options.items()})
 
 
@@ -73,6 +76,8 @@ class Prepared:
     plans: list[plan.TargetPlan]
     paths: dict[str, str]  # target -> artifact path
     sidecars: dict[str, str]  # target -> sidecar path
+    run: RunOptions = RunOptions()
+    started: float = field(default_factory=time.monotonic, compare=False)  # --report's job time
 
 
 @dataclass(frozen=True)
@@ -97,17 +102,21 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
                                  strict=request.flags)
     paths = outputs.output_paths(request.output, plans, source.stem(request.source, options))
     sidecars = {t: p + ".json" for t, p in paths.items()}
+    spell = (lambda name: flag_of(RunOptions, name)) if request.flags else str
+    run = parse_options(RunOptions, request.run_options, "freeze", spell)
     try:
         outputs.check(plans, paths, [*sidecars.values(), *outputs.beside(plans, paths)],
                       [request.source, *source.files(request.source, options),
                        *source.kept(request.source, options)], request.force,
-                      "-o" if request.flags else "output")  # (a manifest's out_dir, the API's)
+                      "-o" if request.flags else "output",  # (a manifest's out_dir, the API's)
+                      {run.report: spell("report")} if run.report else {})
     except OutputError:  # a wrong --outputs/--inputs name is said first: its fix before --force's
         if source.floor:  # (a graph read without TensorFlow)
             names.check_given(lambda: source.load(request.source, options, request.unsafe),
                               request.outputs, request.inputs)
         raise
-    return plan.check_size(Prepared(request, registry, source, options, plans, paths, sidecars))
+    return plan.check_size(Prepared(request, registry, source, options, plans, paths, sidecars,
+                                    run))
 
 
 def initial_state(request: Request, model, memo: dict | None = None) -> State:
@@ -312,6 +321,10 @@ def _execute(prepared: Prepared, model, plans, memo: dict, on_stage, on_commit) 
             txn.put(prepared.sidecars[state.target], text.encode())
             written.append(Written(state.target, state.artifact.path,
                                    prepared.sidecars[state.target], sidecar))
+        if prepared.run.report:  # --report: the run as a one-job batch report, with its files
+            from graphfreeze.batch.report import one_run
+
+            txn.put(prepared.run.report, one_run(prepared, written), flag_of(RunOptions, "report"))
         txn.commit()
     return written
 

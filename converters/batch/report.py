@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import xml.etree.ElementTree as ET
 
 from graphfreeze.batch import report_html as page
@@ -15,9 +16,11 @@ from graphfreeze.batch.manifest import FILES
 from graphfreeze.batch.results import (  # noqa: F401 -- rows, summary_line: this module's API
     CACHED,
     NOT_RUN,
+    OK,
     OVER_BUDGET,
     SUITE,
     UNSUCCESSFUL,
+    ArtifactRecord,
     JobResult,
     Report,
     duration,
@@ -49,6 +52,28 @@ def write_reports(report: Report, folder: str, markdown: bool | None = None,
             txn.put(path, data[key], flag)
         txn.commit()
     return paths
+
+
+def one_run(prepared, written) -> bytes:
+    """`freeze --report PATH`: the run of `prepared` (convert.Prepared) that made `written`
+    (convert.Written, not yet committed) as a one-job report, in the form PATH's suffix names
+    (.html, .md or .json), as `freeze batch` writes them."""
+    from graphfreeze.batch.runner import run_facts, source_bytes
+
+    request, path = prepared.request, prepared.run.report
+    seconds = time.monotonic() - prepared.started
+    records = tuple(ArtifactRecord(w.target, w.path, w.sidecar.sha256, w.sidecar.bytes,
+                                   w.sidecar_path, w.sidecar.to_json()) for w in written)
+    job = JobResult(prepared.source.stem(request.source, prepared.source_options), request.source,
+                    request.targets, OK, seconds, records, source_bytes=source_bytes(prepared))
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(time.time() - seconds))
+    report = Report((job,), seconds, run={**run_facts(started, None),
+                                          "title": f"freeze {request.source}"})
+    if path.lower().endswith(".md"):
+        return report_md(report)
+    if path.lower().endswith(".json"):
+        return report_json(report)
+    return report_html(report, storage.dirname(path))
 
 
 def report_html(report: Report, folder: str = "") -> bytes:

@@ -16,7 +16,6 @@ from graphfreeze.batch.results import (
     NOT_RUN,
     OK,
     OVER_BUDGET,
-    SUITE,
     UNSUCCESSFUL,
     JobResult,
     Report,
@@ -25,6 +24,7 @@ from graphfreeze.batch.results import (
     one_line,
     rows,
     summary_line,
+    title,
 )
 from graphfreeze.io import storage
 
@@ -63,7 +63,7 @@ def report_html(report: Report, folder: str = "") -> bytes:
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <link rel="icon" href="data:,">
-<title>{e(SUITE)}</title><style>{_CSS}</style></head>
+<title>{e(title(report))}</title><style>{_CSS}</style></head>
 <body>{"".join(parts)}</body></html>
 """
     return page.encode()
@@ -96,11 +96,11 @@ def _header(report: Report) -> str:
     run = report.run
     facts = [("started", run.get("started")), ("manifest", run.get("manifest")),
              ("graphfreeze", run.get("graphfreeze")), ("TensorFlow", run.get("tensorflow")),
-             ("shard", report.shard or ("all" if run else None)),
+             ("shard", report.shard or ("all" if run and "title" not in run else None)),
              ("baseline", report.baseline["path"] if report.baseline else None),
              ("budgets", run.get("budgets"))]
     items = "".join(f"<dt>{e(k)}</dt><dd>{e(str(v))}</dd>" for k, v in facts if v)
-    return (f"<h1>{e(SUITE)}</h1>\n" + (f'<dl class="meta">{items}</dl>\n' if items else "") +
+    return (f"<h1>{e(title(report))}</h1>\n" + (f'<dl class="meta">{items}</dl>\n' if items else "") +
             f'<p class="sum">{e(summary_line(report))}</p>\n')
 
 

@@ -4,10 +4,10 @@ new and removed models; every job in a folded table; the run's facts in one line
 
 from __future__ import annotations
 
+from graphfreeze.batch import results
 from graphfreeze.batch.baseline import METRICS, fmt_change, worse
 from graphfreeze.batch.results import (
     NOT_RUN,
-    SUITE,
     UNSUCCESSFUL,
     Report,
     gpu_lines,
@@ -37,7 +37,7 @@ def report_md(report: Report) -> bytes:
             f"{base['significant']} changed" if base and base["significant"] else ""]
     title = ", ".join(h for h in head if h) or "all ok" + (", nothing changed beyond noise"
                                                           if base else "")
-    out = [f"### {SUITE}: {title}", "", summary_line(report), ""]
+    out = [f"### {results.title(report)}: {title}", "", summary_line(report), ""]
     if report.over_budget:
         out += ["**Over budget** (exit 8):", ""]
         out += [f"- :warning: `{cell(job.name)}` {cell(b['reason'])}"

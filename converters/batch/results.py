@@ -159,6 +159,11 @@ def job_time(job: JobResult) -> str:
     return duration(job.seconds)
 
 
+def title(report: Report) -> str:
+    """What the report is of: `graphfreeze batch`, or the run's own (`freeze --report`)."""
+    return report.run.get("title", SUITE)
+
+
 def summary_line(report: Report) -> str:
     """`3 ok, 1 cached, 1 failed in 12.3 s (shard 1/4, 6 jobs in other shards)`; timed-out and
     not-run jobs are counted when there are any."""

@@ -137,7 +137,7 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
     report = Report(ordered, time.monotonic() - start, shard=shard,
                     skipped=len(specs) - len(mine), interrupted=interrupted,
                     extra={"out_dir": out_dirs[0] if out_dirs else "dist"},
-                    run=_run_facts(started, manifest, any(budget.values()), base is not None))
+                    run=run_facts(started, manifest, any(budget.values()), base is not None))
     if reduce and not interrupted:
         from graphfreeze.reduce.batch import reduce_failed
 
@@ -168,7 +168,8 @@ def _over_budget(result: JobResult, rules, base_jobs: dict) -> JobResult:
                                details={**(result.details or {}), "budget": broken})
 
 
-def _run_facts(started: str, manifest: str | None, budgets_given: bool, compared: bool) -> dict:
+def run_facts(started: str, manifest: str | None, budgets_given: bool = False,
+              compared: bool = False) -> dict:
     """The report's header: when, what, with which graphfreeze and TensorFlow (its version from
     the package metadata: the driver never imports TensorFlow)."""
     from importlib import metadata
@@ -228,13 +229,13 @@ def _committed(job, outcome: Outcome, status: str, seconds: float, attempts: int
                          error=str(err), exit_code=err.exit_code, attempts=attempts)
     return JobResult(job.name, job.spec.source, job.request.targets, status, seconds, records,
                      attempts=attempts, made_seconds=outcome.seconds if status == CACHED else None,
-                     source_bytes=source_bytes(job))
+                     source_bytes=source_bytes(job.prepared))
 
 
-def source_bytes(job) -> int | None:
-    """The size of the files a local source's load reads (the reports chart it against the
-    artifacts); None for a remote source (no round trip for a chart) or one not found."""
-    prepared = job.prepared
+def source_bytes(prepared) -> int | None:
+    """The size of the files a local source's load reads (convert.Prepared's: the reports chart
+    it against the artifacts); None for a remote source (no round trip for a chart) or one not
+    found."""
     if storage.is_remote(prepared.request.source):
         return None
     try:

@@ -58,10 +58,17 @@ def beside(plans: list[TargetPlan], paths: dict[str, str]) -> list[str]:
 
 
 def check(plans: list[TargetPlan], paths: dict[str, str], others: list[str], inputs: list[str],
-          force: bool, flag: str = "-o") -> None:
+          force: bool, flag: str = "-o", named: dict[str, str] | None = None) -> None:
     """Refuse the artifacts' `paths` and the `others` written with them (sidecars, files beside)
     when one is or holds an input file, when an artifact that is a file would replace an
-    existing folder, or as `storage.check_writable` does (`flag`: what named the paths)."""
+    existing folder, or as `storage.check_writable` does (`flag`: what named the paths); and the
+    files an option of their own `named` ({path: flag}: --report) as well, or where the run
+    writes another file."""
+    for path, own in (named or {}).items():
+        if _real(path) in {_real(p) for p in [*paths.values(), *others]}:
+            raise OutputError(f"{path}: the run writes an artifact or sidecar there; choose "
+                              f"another {own}")
+        check([], {}, [path], inputs, force, own)
     given = dict.fromkeys(_real(p) for p in inputs)  # (in order: the source named first)
     folders = {p.target.name for p in plans if p.folder}
     for path in [*paths.values(), *others]:
