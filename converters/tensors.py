@@ -121,7 +121,8 @@ def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model",
     """Seeded inputs: unknown batch dims get `batch_size` (or the batch the other inputs fix,
     when they fix one), other unknown dims 8; absurd sizes (over 1 GiB an input) refused.
     `domains` (data/domains.py) draws them where the graph tells: a lookup table's keys (and
-    misses), token ids within the embedding's rows, words, a ragged input's row splits."""
+    misses), token ids within the embedding's rows, words, a ragged input's row splits, the
+    serialized tf.Examples a parse op reads (data/examples.py)."""
     import numpy as np
     from graphfreeze.errors import InputError
     from graphfreeze.graph.checks.validate_values import check_feed_size
@@ -139,6 +140,15 @@ def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model",
         splits = np.concatenate([[0], np.cumsum(rng.integers(1, 4, size=rows))])
         feeds[name] = splits.astype(next(i.dtype for i in infos if i.name == name))
         ragged[of] = int(splits[-1])
+    for name, domain in domains.items():  # a sparse feature's indices and dense shape agree
+        if getattr(domain, "sparse_part", None) == "indices":
+            from graphfreeze.data.examples import sparse_parts
+
+            indices = next(i for i in infos if i.name == name)
+            shape = next(i for i in infos if getattr(domains.get(i.name), "sparse_part", None)
+                         == "dense_shape" and domains[i.name].sparse_of == domain.sparse_of)
+            sparse, ragged[domain.sparse_of] = sparse_parts(rng, indices, shape, batch_size)
+            feeds.update(sparse)
     for info in infos:
         if info.name in feeds:
             continue
@@ -152,6 +162,11 @@ def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model",
         domain = domains.get(info.name)
         if info.dtype == "string":
             check_feed_size(info.name, shape, np.dtype("S16"), where)
+            if domain is not None and getattr(domain, "examples", ()):  # a parse op's input
+                from graphfreeze.data.examples import serialized
+
+                feeds[info.name] = serialized(rng, shape, domain.examples)
+                continue
             feeds[info.name] = _strings(rng, shape, domain)
             continue
         dtype = np.dtype(info.dtype)

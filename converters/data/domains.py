@@ -1,7 +1,8 @@
 """What values an input takes, read from the graph it feeds: the keys of the lookup table it is
 looked up in, the rows of the embedding its token ids index, whether the model splits it into
-words or decodes it as UTF-8, whether it is the row splits of a ragged input. Seeded data is
-drawn from these (tensors.sample_inputs) and the user's data is checked against them."""
+words or decodes it as UTF-8, whether it is the row splits of a ragged input, the features of
+the serialized tf.Examples a parse op reads from it. Seeded data is drawn from these
+(tensors.sample_inputs) and the user's data is checked against them."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ class Domain:
     utf8: str | None = None  # the node decoding it as UTF-8
     splits_of: str | None = None  # this input is the row splits of that ragged input
     level: int = 1  # ... of its `level`-th ragged dimension (1: the rows)
+    # serialized tf.Examples a parse op reads: ((graph/features.Feature, Domain of its values),)
+    examples: tuple = ()
+    sparse_of: str | None = None  # this input is the `sparse_part` of that sparse feature's
+    sparse_part: str | None = None  # values: "indices" or "dense_shape"
 
 
 def _const(by_name: dict, name: str):
@@ -62,25 +67,31 @@ def _params_rows(by_name: dict, name: str) -> int | None:
     return int(dims[0].size) if dims else None
 
 
-def domain(graph_def, by_name: dict, users: dict, node: str) -> Domain:
-    """Walk from input `node` through ops that carry its values (casts, reshapes, string
-    normalization, splitting) to the first table lookup or embedding gather it reaches."""
-    from graphfreeze.graph.graphdefs import node_of
+def domain(graph_def, by_name: dict, users: dict, node: str, index: int | None = None) -> Domain:
+    """Walk from input `node` (its output `index` alone, if given) through ops that carry its
+    values (casts, reshapes, string normalization, splitting) to the first table lookup,
+    embedding gather or tf.Example parse op it reaches."""
+    from graphfreeze.graph.features import EXAMPLE_OPS
+    from graphfreeze.graph.graphdefs import split_tensor
 
-    keys, vocabulary, words, utf8 = (), None, False, None
+    keys, vocabulary, words, utf8, examples = (), None, False, None, ()
     frontier, seen = [node], {node}
     for _ in range(DEPTH):
         following = []
         for name in frontier:
+            at = index if name == node else None
             for user in users.get(name, ()):
                 op = by_name[user]
-                ports = [i for i, inp in enumerate(op.input) if node_of(inp) == name
-                         and not inp.startswith("^")]
+                ports = [i for i, inp in enumerate(op.input) if not inp.startswith("^") and
+                         split_tensor(inp)[0] == name and at in (None, split_tensor(inp)[1])]
+                if op.op in EXAMPLE_OPS and 0 in ports and not examples:
+                    examples = _examples(graph_def, by_name, users, op)
+                    continue
                 if op.op in UTF8_OPS or (op.op in ("StringLower", "StringUpper") and
                                          op.attr["encoding"].s.lower() == b"utf-8"):
                     utf8 = utf8 or user
                 if op.op in FIND_OPS and 1 in ports and not keys:
-                    keys = _table_keys(by_name, node_of(op.input[0]))
+                    keys = _table_keys(by_name, split_tensor(op.input[0])[0])
                     continue
                 if op.op in GATHER_OPS and GATHER_OPS[op.op] in ports and vocabulary is None:
                     vocabulary = _params_rows(by_name, op.input[0])
@@ -91,7 +102,16 @@ def domain(graph_def, by_name: dict, users: dict, node: str) -> Domain:
                     seen.add(user)
                     following.append(user)
         frontier = following
-    return Domain(keys, vocabulary, words, utf8)
+    return Domain(keys, vocabulary, words, utf8, examples=examples)
+
+
+def _examples(graph_def, by_name: dict, users: dict, parser) -> tuple:
+    """(feature, the Domain of its values) of each feature tf.Example parse op `parser`
+    declares (graph/features.parse_spec); () when a key is not a constant."""
+    from graphfreeze.graph.features import parse_spec
+
+    return tuple((f, domain(graph_def, by_name, users, parser.name, f.parts[0][1]))
+                 for f in parse_spec(by_name, parser) or ())
 
 
 def _ragged_splits(by_name: dict, users: dict, name: str, nodes: set) -> tuple | None:
@@ -110,6 +130,16 @@ def _ragged_splits(by_name: dict, users: dict, name: str, nodes: set) -> tuple |
     return None
 
 
+def _sparse_part(node: str, dtype: str, nodes: set) -> tuple[str, str] | None:
+    """(`KEY`, part) when input `KEY/indices` or `KEY/dense_shape` is a part of the parsed
+    sparse feature `KEY` (graph/inputs.features_as_nodes' names), all three inputs."""
+    base, _, part = node.rpartition("/")
+    if part in ("indices", "dense_shape") and dtype == "int64" and base in nodes and \
+            {f"{base}/indices", f"{base}/dense_shape"} <= nodes:
+        return base, part
+    return None
+
+
 def domains(graph_def, infos) -> dict:
     """{input tensor name: Domain} for inputs whose graph says something about their values."""
     from graphfreeze.graph.graphdefs import consumers, nodes_by_name, split_tensor
@@ -124,6 +154,10 @@ def domains(graph_def, infos) -> dict:
     found = {}
     for info in infos:
         node = split_tensor(info.name)[0]
+        sparse = _sparse_part(node, info.dtype, nodes)
+        if sparse:
+            found[info.name] = Domain(sparse_of=f"{sparse[0]}:0", sparse_part=sparse[1])
+            continue
         splits_of = _ragged_splits(by_name, users, node, nodes) \
             if info.dtype in ("int64", "int32") and info.shape and len(info.shape) == 1 else None
         if splits_of:

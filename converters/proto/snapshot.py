@@ -2,9 +2,9 @@
 
     python -m graphfreeze.proto.snapshot
 
-- `tf/*_pb2.py`: TensorFlow's own generated modules for the graph, SavedModel and checkpoint
-  protos (protoc's output for TensorFlow's `.proto` files, as the TensorFlow wheel ships it),
-  copied with their imports pointed here. Their descriptors keep TensorFlow's file and message
+- `tf/*_pb2.py`: TensorFlow's own generated modules for the graph, SavedModel, checkpoint and
+  tf.Example protos (protoc's output for TensorFlow's `.proto` files, as the TensorFlow wheel
+  ships it), copied with their imports pointed here. Their descriptors keep TensorFlow's file and message
   names, byte for byte, so they share the default descriptor pool with TensorFlow's: once
   TensorFlow is imported too, both modules give the same message classes.
 - `op_defs.pb`: TensorFlow's op registry (an OpList; what graph validation checks against),
@@ -28,7 +28,8 @@ ROOTS = ("tensorflow.core.framework.graph_pb2", "tensorflow.core.protobuf.meta_g
          "tensorflow.core.framework.op_def_pb2", "tensorflow.core.framework.variable_pb2",
          "tensorflow.core.protobuf.trackable_object_graph_pb2",
          "tensorflow.core.protobuf.saved_object_graph_pb2", "tensorflow.core.protobuf.saver_pb2",
-         "tensorflow.core.util.saved_tensor_slice_pb2")
+         "tensorflow.core.util.saved_tensor_slice_pb2",
+         "tensorflow.core.example.example_pb2")  # (seeded tf.Examples: data/examples.py)
 _IMPORT = re.compile(r"^from (tensorflow[\w.]*) import (\w+_pb2) as (\w+)$", re.MULTILINE)
 
 
