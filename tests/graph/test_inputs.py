@@ -53,6 +53,30 @@ def test_a_sparse_feature_brings_its_parts_and_the_cut_parses_nothing():
     np.testing.assert_allclose(_run(cut, feeds), [[8.0]])
 
 
+def test_a_single_example_and_a_sequence_examples_features_by_key():
+    """ParseSingleExample's features, and a SequenceExample's context and feature list (its
+    lengths brought along), cut to inputs by their keys as ParseExample's are."""
+    graph = tf.Graph()
+    with graph.as_default():
+        example = v1.placeholder(tf.string, [], name="example")
+        single = tf.io.parse_single_example(example, {"age": tf.io.FixedLenFeature([1],
+                                                                                 tf.float32)})
+        context, lists, lengths = tf.io.parse_sequence_example(
+            v1.placeholder(tf.string, [None], name="sequences"),
+            context_features={"user": tf.io.FixedLenFeature([], tf.float32)},
+            sequence_features={"clicks": tf.io.FixedLenSequenceFeature([], tf.float32)})
+        total = tf.reduce_sum(lists["clicks"]) + tf.reduce_sum(context["user"])
+        tf.identity(single["age"][0] + total + tf.cast(tf.reduce_sum(lengths["clicks"]),
+                                                       tf.float32), name="y")
+    named = features_as_nodes(graph.as_graph_def())
+    graph, refs = split_inputs(named, [TensorRef("age"), TensorRef("user"), TensorRef("clicks")])
+    assert [r.node for r in refs] == ["age", "user", "clicks", "clicks/lengths"]
+    cut = inference_subgraph(graph, ["y", *(r.node for r in refs)], refs)
+    assert not [n.op for n in cut.node if n.op.startswith("Parse")]
+    feeds = {"age:0": [2.0], "user:0": [1.0], "clicks:0": [[1.0, 2.0]], "clicks/lengths:0": [2]}
+    np.testing.assert_allclose(_run(cut, feeds), 8.0)
+
+
 def test_one_output_of_several_gets_a_node_of_its_own():
     graph = tf.Graph()
     with graph.as_default():

@@ -238,8 +238,11 @@ def run(state, options: OnnxOptions):
     fill_io_shapes(model, (*inputs, *outputs))
     missing = unmapped_ops(model)
     if missing:
+        from graphfreeze.graph.features import parse_refusal_hint
+
         raise InputError(f"{state.model.graph_file}: tf2onnx has no ONNX mapping at opset {opset} "
-                         f"for op(s) {', '.join(missing)}; try a newer --opset, or another target")
+                         f"for op(s) {', '.join(missing)}; try a newer --opset, or another target"
+                         f"{parse_refusal_hint(state.graph_def, ', '.join(missing))}")
     int8_weights = quantize_folded_weights(model, fake_quant_ranges(state.graph_def))
     qat = has_qdq(model)
     model, quantize_facts, warnings = apply(state, options, model, inputs, qat)
