@@ -234,4 +234,9 @@ def _config(raw, path: str) -> dict:
     if not isinstance(config, dict):
         raise InputError(f"{path}: the model config is not a JSON object; the file is corrupt, "
                          "re-save the model")
+    for obj in objects(config):  # Keras writes every name as a string
+        name = obj["config"].get("name") if isinstance(obj.get("config"), dict) else None
+        if name is not None and not isinstance(name, str):
+            raise InputError(f"{path}: a {obj['class_name']} in the model config is named "
+                             f"{name!r}, not a string; the file is corrupt, re-save the model")
     return config

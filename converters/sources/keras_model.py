@@ -139,7 +139,29 @@ def _raise_load_error(path: str, err: Exception, config: dict, objects: dict, fl
     if "safe_mode" in str(err) or "unsafe" in str(err).lower():
         raise InputError(f"{path}: loading would run Python code stored in the file (a lambda); "
                          "pass --unsafe if you trust this file") from err
+    unloaded = _unloaded_quantized(err, config)
+    if unloaded:
+        raise InputError(f"{path}: Keras itself cannot load this model back (keras.saving."
+                         f"load_model: the weights of {unloaded} do not fit the layers it "
+                         "rebuilds): model.quantize() quantized layers inside another layer "
+                         "whose config does not record it; convert the model saved before "
+                         "model.quantize() with an integer target (edge-int8, tflite-dynamic, "
+                         "onnx-int8)") from err
     raise InputError(f"{path}: Keras cannot load this model ({first_line(err)})") from err
+
+
+def _unloaded_quantized(err: Exception, config: dict) -> str | None:
+    """The layers Keras could not load the weights of (`A total of N objects could not be
+    loaded`, as `class name`), when the config holds model.quantize()'s dtype policies."""
+    from graphfreeze.sources.keras_config import objects
+
+    text = str(err)
+    if "could not be loaded" not in text or not any(
+            str(obj.get("class_name", "")).startswith("Quantized") for obj in objects(config)):
+        return None
+    listed = text.split("List of objects that could not be loaded:")[-1]
+    layers = re.findall(r"<(\w+) name=([\w.-]+)", listed)
+    return ", ".join(f"{cls} {name}" for cls, name in layers) or "some layers"
 
 
 def strip_training_wrappers(model):
@@ -181,7 +203,9 @@ def load(path: str, custom: tuple[str, ...] = (), unsafe: bool = False):
     from graphfreeze.sources.functions import FunctionModel, freeze_function
 
     model, notes = open_model(path, custom, unsafe)
-    fn, input_names, output_names = trace(model, path)
+    fn, input_names, output_names, declared = trace(model, path)
+    if declared is not None:  # the size it was traced at, where the model declares it
+        notes["traced_at"] = {"shapes": [list(s) for s in declared[0]], "from": declared[1]}
     graph_def = freeze_function(fn, input_names, output_names, path)
 
     def call(feeds: dict) -> dict:
@@ -238,7 +262,7 @@ class KerasSource(Source):
         from graphfreeze.sources.describe import total_size
 
         model, notes = open_model(path, options.custom_objects, unsafe)
-        fn, input_names, output_names = trace(model, path)
+        fn, input_names, output_names, _ = trace(model, path)
         graph_def = fn.graph.as_graph_def()
         counts = op_counts(graph_def, functions=True)  # (the traced graph's, as Keras made it)
         variables_as_handles(fn, graph_def)

@@ -18,6 +18,7 @@ import tempfile
 
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.openvino import tokenizers
+from graphfreeze.graph.integer_matmuls import float_integer_matmuls
 
 # its summary: ops with no rule, and ops whose rule failed (e.g. a variable not yet frozen)
 _NO_RULE = re.compile(r"(?:No conversion rule found for operations?|Conversion is failed for): "
@@ -90,6 +91,7 @@ def to_ir(graph_def, where: str, inputs, outputs, folder: str | None = None):
     try:
         if folder is not None:
             return _named(from_folder(graph_def, folder), inputs, outputs, where)
+        graph_def = float_integer_matmuls(graph_def)  # Keras' int8 layers: OpenVINO errs
         return convert(graph_def, [(i.name, i.shape) for i in inputs], [o.name for o in outputs])
     except InputError:
         raise

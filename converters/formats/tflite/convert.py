@@ -15,6 +15,7 @@ from graphfreeze.formats.tflite.qat import is_qat, qat_converter
 from graphfreeze.formats.tflite.selective import calibrate
 from graphfreeze.formats.tflite.tensor_lists import static_element_shapes
 from graphfreeze.graph.composites import composite_calls
+from graphfreeze.graph.integer_matmuls import float_integer_matmuls
 from graphfreeze.graph.tables import has_tables, saved_model_converter
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
     """TFLiteConverter for `options`; int8 calibrates on `samples` (default: from options)."""
     import tensorflow as tf
 
+    graph_def = float_integer_matmuls(graph_def)  # Keras' int8 layers: TFLite lacks them
     # an unknown batch converts as 1 (verification resizes it); an input with another unknown
     # dimension keeps them all dynamic (-1), as TFLiteConverter keeps a SavedModel's (a batch
     # of 1 beside a dynamic length does not resize), and the interpreter is resized to the data

@@ -1,0 +1,103 @@
+"""Held-out Keras models of issue 43 (models/keras_held_out.py) through the `freeze` CLI in the
+model's folder: keras-hub DeepLabV3ImageSegmenters whose image size is unknown are traced at the
+size they declare (their preprocessor's, their image encoder's); one that declares none is
+refused as graphfreeze's limitation, not as a corrupt file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import _shared, _zoo_builder
+from tests.e2e.test_bad_input import assert_failed
+
+
+@pytest.fixture(scope="session")
+def keras_held_out(tmp_path_factory):
+    """keras_held_out(name) -> (model path, extra freeze args), built on first use."""
+    return _zoo_builder(_shared(tmp_path_factory, "keras_held_out"), "keras_held_out.py")
+
+
+def _car(folder, name: str) -> dict:
+    return json.loads((folder / f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize(("name", "declared"), [
+    ("deeplab_preprocessed", "its preprocessor's image_size"),
+    ("deeplab_encoder_sized", "the input of its nested model")])
+def test_deeplab_segmenter_traces_at_the_size_it_declares(keras_held_out, freeze, tmp_path,
+                                                          monkeypatch, name, declared):
+    """Was `TensorFlow cannot trace this Keras model (• inputs=…256…); the file is corrupt`:
+    UpSampling2D cannot resize an image of unknown size in a graph; traced at the declared
+    32x32 (batch still free), every target verifies and the sidecar says where the size came
+    from."""
+    path, args = keras_held_out(name)
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "android,tflite,edge-int8,onnx", "-o",
+                    f"{tmp_path}/")
+    assert result.exit_code == 0, result.output
+    for artifact in ("model.pb", "model.tflite", "model.edge-int8.tflite", "model.onnx"):
+        car = _car(tmp_path, artifact)
+        assert car["verification"]["passed"], (artifact, car["verification"])
+        assert car["inputs"][0]["shape"][1:] == [32, 32, 3], car["inputs"]
+        traced = car["source"]["traced_at"]
+        assert traced["shapes"] == [[None, 32, 32, 3]] and traced["from"].startswith(declared)
+
+
+def test_deeplab_segmenter_of_no_declared_size_is_our_limitation(keras_held_out, freeze,
+                                                                 tmp_path, monkeypatch):
+    """Keras reads the file: the refusal names the layer, why, and the fix, never 'corrupt'."""
+    path, args = keras_held_out("deeplab_unsized")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "tflite", "-o", f"{tmp_path}/")
+    assert_failed(result, 3, "model.keras: graphfreeze cannot trace", "UpSampling2D",
+                  "(None, None, None, 3)", "image_shape=")
+    assert "corrupt" not in result.output and "another Keras" not in result.output
+
+
+def test_keras_quantized_model_converts_with_its_int8_kernels(keras_held_out, freeze, tmp_path,
+                                                             monkeypatch):
+    """`model.quantize("int8")` computes Dense and EinsumDense as int8 x int8 -> int32
+    BatchMatMulV3: TFLite refused it (`tfl.fully_connected` ... got 'tensor<1x8x16xi8>') and
+    OpenVINO's product overflowed; computed in float on the integers, every target verifies
+    against the quantized Keras model, and edge-int8 holds Keras' own int8 kernels (scale 1)."""
+    import keras
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter
+
+    path, args = keras_held_out("quantized_attention")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "android,tflite,edge-int8,onnx,openvino", "-o",
+                    f"{tmp_path}/")
+    assert result.exit_code == 0, result.output
+    for artifact in ("model.pb", "model.tflite", "model.edge-int8.tflite", "model.onnx",
+                     "model.xml"):
+        assert _car(tmp_path, artifact)["verification"]["passed"], artifact
+    model = keras.saving.load_model(path)
+    kernels = {layer.name: np.asarray(layer._kernel) for layer in model.layers  # noqa: SLF001
+               if hasattr(layer, "_kernel")}
+    assert len(kernels) == 5 and all(k.dtype == np.int8 for k in kernels.values())
+    interpreter = Interpreter(model_path=str(tmp_path / "model.edge-int8.tflite"))
+    stored = []  # the int8 constants (activations have no data before a run)
+    for detail in interpreter.get_tensor_details():
+        scales = detail["quantization_parameters"]["scales"]
+        if detail["dtype"] == np.int8 and len(detail["shape"]) == 2 and len(scales):
+            try:
+                stored.append((interpreter.get_tensor(detail["index"]), scales))
+            except ValueError:
+                continue
+    for name, kernel in kernels.items():
+        flat = kernel.reshape(kernel.shape[0], -1)
+        assert any(np.array_equal(v, flat.T) and np.all(s == 1) for v, s in stored), name
+
+
+def test_keras_quantized_model_keras_cannot_reload_is_said_so(keras_held_out, freeze, tmp_path,
+                                                             monkeypatch):
+    """keras.saving.load_model itself fails on a quantized MultiHeadAttention: one line naming
+    its EinsumDense layers and what to convert instead."""
+    path, args = keras_held_out("quantized_mha")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "tflite", "-o", f"{tmp_path}/")
+    assert_failed(result, 3, "model.keras: Keras itself cannot load this model back",
+                  "EinsumDense query", "saved before model.quantize()")
