@@ -125,3 +125,28 @@ def read_table(data: bytes) -> list[tuple[bytes, memoryview]]:
             out.append((key, value))
             last = key
     return out
+
+
+def table_bytes(rows: list[tuple[bytes, bytes]]) -> bytes:
+    """A table of `rows` (keys sorted, unique), as TensorFlow's TableBuilder writes one
+    uncompressed: one data block, its index block, an empty metaindex block, the footer."""
+    from graphfreeze.proto.stream import encode_varint
+
+    out = bytearray()
+
+    def block(entries) -> bytes:  # every entry a restart point (no shared key prefixes)
+        body, restarts = bytearray(), []
+        for key, value in entries:
+            restarts.append(len(body))
+            body += b"\x00" + encode_varint(len(key)) + encode_varint(len(value)) + key + value
+        body += struct.pack(f"<{len(restarts) or 1}I", *(restarts or [0]))
+        body += struct.pack("<I", len(restarts) or 1)
+        handle = encode_varint(len(out)) + encode_varint(len(body))
+        out.extend(body + b"\x00" + struct.pack("<I", masked(crc32c(bytes(body) + b"\x00"))))
+        return handle
+
+    data = block(rows)
+    meta = block([])
+    index = block([(rows[-1][0], data)] if rows else [])
+    out += (meta + index).ljust(FOOTER - 8, b"\x00") + struct.pack("<Q", MAGIC)
+    return bytes(out)

@@ -1,9 +1,11 @@
 """export_saved_model: a SavedModel for TF Serving, weights in variables/ (no 2 GiB limit).
 
-The frozen graph's big constants become resource variables again (a VarHandleOp plus a
+The frozen graph's big numeric constants become resource variables again (a VarHandleOp plus a
 ReadVariableOp under the constant's own name, so every consumer is unchanged) whose values are
-written with SaveV2; the MetaGraphDef, its Saver and its `serving_default` signature are built
-without a session, so nothing runs and no weight is copied into a TensorFlow graph.
+written as SaveV2 writes them, straight from the arrays the freeze holds apart (no copy:
+proto/bundle_write.py; a model over 2 GiB takes about its weights' size); the MetaGraphDef, its
+Saver and its `serving_default` signature are built without a session, so nothing runs and no
+weight is copied into a TensorFlow graph.
 """
 
 from __future__ import annotations
@@ -12,14 +14,18 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze.formats.saved_model.runtime import SERVE_TAG, SIGNATURE, keyed, open_saved_model
+from graphfreeze.graph.consts import tensor_array
 from graphfreeze.graph.op_libraries import runtime_needs
 from graphfreeze.graph.serialize import check_public_ops
 from graphfreeze.graph.skeleton import is_big_const
 from graphfreeze.graph.tables import init_node
+from graphfreeze.graph.weights import attached_node, is_held
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import option
 from graphfreeze.plugins import Format, Stage
+from graphfreeze.proto.bundle_write import write_bundle
+from graphfreeze.proto.dtypes import numpy_dtype
 from graphfreeze.state import Artifact
 from graphfreeze.tensors import io_infos
 
@@ -32,9 +38,10 @@ class SavedModelOptions:
                            help="server: write saved_model.pbtxt (text) instead.")
 
 
-def variables_graph(graph_def):
-    """The graph with each big constant W replaced by `W/variable` (VarHandleOp) and
-    `W` = ReadVariableOp(W/variable); returns (graph_def, {W: const node})."""
+def variables_graph(graph_def, held=None):
+    """The graph with each big numeric constant W replaced by `W/variable` (VarHandleOp) and
+    `W` = ReadVariableOp(W/variable); returns (graph_def, {W: its value}), the values of those
+    held apart read from `held` (graph/weights.py), the rest put back in."""
     from graphfreeze.graph.graphdefs import free_name
 
     out = type(graph_def)()
@@ -43,10 +50,11 @@ def variables_graph(graph_def):
     names = {n.name for n in graph_def.node}
     weights = {}
     for node in graph_def.node:
-        if not is_big_const(node):
-            out.node.add().CopyFrom(node)
+        if not _variable(node):
+            out.node.add().CopyFrom(attached_node(node, held) if is_held(node) else node)
             continue
-        weights[node.name] = node
+        weights[node.name] = held.value(node) if is_held(node) else \
+            tensor_array(node.attr["value"].tensor)
         handle_name = free_name(f"{node.name}/variable", names)
         tensor = node.attr["value"].tensor
         handle = out.node.add(name=handle_name, op="VarHandleOp")
@@ -57,6 +65,14 @@ def variables_graph(graph_def):
         read = out.node.add(name=node.name, op="ReadVariableOp", input=[handle_name])
         read.attr["dtype"].type = tensor.dtype
     return out, weights
+
+
+def _variable(node) -> bool:
+    """A big constant of numbers (a string table stays a constant)."""
+    if not is_big_const(node):  # (first: reading attr["value"] of any other node adds it)
+        return False
+    dtype = numpy_dtype(node.attr["value"].tensor.dtype)
+    return dtype is not None and dtype.kind in "biufc"
 
 
 def meta_graph(graph_def, weights: list[str], inputs: dict, outputs: dict):
@@ -97,17 +113,6 @@ def _tensor_info(proto, info) -> None:
             proto.tensor_shape.dim.add().size = -1 if dim is None else dim
 
 
-def write_variables(prefix: str, weights: dict) -> None:
-    """The weights as a V2 checkpoint at `prefix` (variables/variables)."""
-    import tensorflow as tf
-    from graphfreeze.graph.consts import tensor_array
-
-    names = sorted(weights)
-    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
-                      tensors=[tf.constant(tensor_array(weights[n].attr["value"].tensor))
-                               for n in names])
-
-
 def run(state, options: SavedModelOptions):
     import tensorflow as tf
     from google.protobuf import text_format
@@ -117,7 +122,7 @@ def run(state, options: SavedModelOptions):
     check_public_ops(graph_def)
     inputs, outputs = io_infos(state)
     keyed_in, keyed_out = keyed(inputs), keyed(outputs)
-    structure, weights = variables_graph(graph_def)
+    structure, weights = variables_graph(graph_def, state.weights)
     meta = meta_graph(structure, list(weights), keyed_in, keyed_out)
     model = saved_model_pb2.SavedModel(saved_model_schema_version=1)
     model.meta_graphs.add().CopyFrom(meta)
@@ -127,7 +132,7 @@ def run(state, options: SavedModelOptions):
     variables_dir = storage.join(export_dir, "variables")
     tf.io.gfile.makedirs(variables_dir)
     if weights:
-        write_variables(storage.join(variables_dir, "variables"), weights)
+        write_bundle(storage.join(variables_dir, "variables"), weights)
     if options.as_text:
         name, data = "saved_model.pbtxt", text_format.MessageToString(model).encode()
     else:
@@ -137,7 +142,7 @@ def run(state, options: SavedModelOptions):
     sha256, size = artifact_digest([export_dir])
     artifact = Artifact(
         path=path, sha256=sha256, size=size, format=FORMAT, inputs=inputs, outputs=outputs,
-        staged=export_dir, loaded=graph_def,  # its runtime probes the frozen graph
+        staged=export_dir, loaded=graph_def,  # its runtime probes the frozen graph (if whole)
         facts={"node_count": len(structure.node), "tags": [SERVE_TAG], "signature": SIGNATURE,
                "signature_inputs": {k: i.name for k, i in keyed_in.items()},
                "signature_outputs": {k: o.name for k, o in keyed_out.items()},
@@ -145,10 +150,10 @@ def run(state, options: SavedModelOptions):
                **({"init_op": init_node(structure)} if init_node(structure) else {})},
         summary=(f"signature {SIGNATURE}: inputs {', '.join(keyed_in)}; outputs "
                  f"{', '.join(keyed_out)}", *runtime_needs(graph_def)[1]))
-    return dataclasses.replace(state, artifact=artifact)
+    return dataclasses.replace(state, artifact=artifact, weights=None)  # (written: let them go)
 
 
 STAGE = Stage("export_saved_model", run, "graph", "artifact", SavedModelOptions,
               "SavedModel (tag serve, signature serving_default), weights in variables/",
-              suffix=".savedmodel", folder=True, source_graph=False)
+              suffix=".savedmodel", folder=True, source_graph=False, weights_apart=True)
 FORMAT = Format("saved_model", STAGE, open=open_saved_model)

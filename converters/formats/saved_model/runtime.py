@@ -99,8 +99,10 @@ class SavedModelSession(Session):
                            f"({first_line(err)})") from err
 
     def tensors(self, feeds: dict) -> dict:
-        if self.frozen is not None:
-            from graphfreeze.graph.skeleton import run_frozen
+        from graphfreeze.graph.weights import is_held
+
+        if self.frozen is not None and not any(is_held(n) for n in self.frozen.node):
+            from graphfreeze.graph.skeleton import run_frozen  # (its weights in it)
 
             return dict(zip(self.keep, run_frozen(self.frozen, feeds, self.keep), strict=True))
         import tensorflow as tf

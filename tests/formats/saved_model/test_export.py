@@ -7,8 +7,8 @@ import pytest
 from graphfreeze.formats.saved_model import export as saved_model
 from graphfreeze.formats.saved_model.export import SavedModelOptions, variables_graph
 from graphfreeze.formats.saved_model.runtime import signature_key
-from graphfreeze.graph.session import run_graph_def
-from graphfreeze.graph.skeleton import is_big_const
+from graphfreeze.graph.skeleton import is_big_const, run_frozen
+from graphfreeze.graph.weights import is_held
 from graphfreeze.names import TensorRef
 from graphfreeze.tensors import sample_inputs
 
@@ -21,10 +21,12 @@ def cnn(samples):
 
 
 def test_variables_graph_turns_big_consts_into_resource_variables(cnn):
-    before = {n.name: n for n in cnn.graph_def.node}
+    from graphfreeze.graph.consts import tensor_array
+
+    before = {n.name: type(n).FromString(n.SerializeToString()) for n in cnn.graph_def.node}
     big = sorted(n for n, node in before.items() if is_big_const(node))
     assert big, "cnn_v2's dense kernel (512x5) is a big constant"
-    graph_def, weights = variables_graph(cnn.graph_def)
+    graph_def, weights = variables_graph(cnn.graph_def, cnn.weights)  # (held apart by the freeze)
     assert sorted(weights) == big
     after = {n.name: n for n in graph_def.node}
     for name in big:
@@ -35,10 +37,12 @@ def test_variables_graph_turns_big_consts_into_resource_variables(cnn):
         tensor = before[name].attr["value"].tensor
         assert handle.attr["dtype"].type == read.attr["dtype"].type == tensor.dtype
         assert handle.attr["shape"].shape == tensor.tensor_shape
-        assert weights[name] is before[name]
+        held = cnn.weights.value(before[name]) if is_held(before[name]) else tensor_array(tensor)
+        assert weights[name] is held or np.array_equal(weights[name], held)
     for name, node in before.items():  # everything else, and every consumer, as it was
         if name not in weights:
             assert after[name] == node
+    assert list(cnn.graph_def.node) == list(before.values())  # (its input untouched)
     assert len(graph_def.node) == len(cnn.graph_def.node) + len(big)
     assert graph_def.versions == cnn.graph_def.versions
 
@@ -82,7 +86,7 @@ def test_export_writes_a_servable_savedmodel(cnn, tmp_path):
         assert artifact.summary == ("signature serving_default: inputs images; outputs probs",)
         feeds = sample_inputs(artifact.inputs, 3, seed=5)
         (got,) = artifact.open().run(feeds)  # tf.saved_model.load of the staged directory
-        (want,) = run_graph_def(cnn.graph_def, feeds, ["probs:0"])
+        (want,) = run_frozen(cnn.graph_def, feeds, ["probs:0"], cnn.weights)
         np.testing.assert_allclose(got, want, atol=1e-6)
         assert not path.exists()
         txn.commit()
