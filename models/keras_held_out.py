@@ -3,7 +3,8 @@ DeepLabV3ImageSegmenters built from keras-hub's own classes (a ResNet image enco
 widths) whose input size is unknown, declared by their preprocessor (as `from_preset` models
 have), by their image encoder, or by nothing; Keras 3 models quantized by Keras itself
 (`model.quantize("int8")`): attention of EinsumDense layers and Dense layers, which Keras loads
-back, and a MultiHeadAttention, which it does not. Each builder returns its zoo.json entry (see
+back, and a MultiHeadAttention, which it does not; a small Keras MobileNetV2 (its Conv1 fused with
+its batch norm and ReLU6 into one op). Each builder returns its zoo.json entry (see
 zoo.py).
 
     python models/keras_held_out.py OUT_DIR [--only NAME,NAME] [--list]
@@ -115,9 +116,20 @@ def quantized_mha(out: str) -> dict:
     return {**entry, "targets": [], "reloads": False}
 
 
+def mobilenet_v2(out: str) -> dict:
+    """keras.applications.MobileNetV2 (alpha 0.35, 32x32, 4 classes, no weights)."""
+    import keras
+
+    keras.utils.set_random_seed(0)
+    keras.applications.MobileNetV2(weights=None, alpha=0.35, input_shape=(SIZE, SIZE, 3),
+                                   classes=4).save(os.path.join(out, "model.keras"))
+    return _entry("model.keras", [{"shape": [1, SIZE, SIZE, 3], "dtype": "float32"}],
+                  ["android", "tflite", "edge-int8", "onnx", "openvino"])
+
+
 def builders() -> dict:
     return {f.__name__: f for f in (deeplab_preprocessed, deeplab_encoder_sized, deeplab_unsized,
-                                    quantized_attention, quantized_mha)}
+                                    quantized_attention, quantized_mha, mobilenet_v2)}
 
 
 if __name__ == "__main__":

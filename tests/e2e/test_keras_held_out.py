@@ -101,3 +101,31 @@ def test_keras_quantized_model_keras_cannot_reload_is_said_so(keras_held_out, fr
     result = freeze(path.name, *args, "--target", "tflite", "-o", f"{tmp_path}/")
     assert_failed(result, 3, "model.keras: Keras itself cannot load this model back",
                   "EinsumDense query", "saved before model.quantize()")
+
+
+def test_keep_float_a_layer_fused_into_its_neighbour(keras_held_out, freeze, tmp_path,
+                                                     monkeypatch):
+    """MobileNetV2's Conv1 has no op of its own in the .tflite (its batch norm folded into it,
+    its ReLU6 fused: `…/Conv1_relu_1/Relu6;…/bn_Conv1_1/batchnorm/add_1/folded`): --keep-float
+    Conv1 keeps that CONV_2D in float and says which op it is (was `matches no layer of the
+    quantized model`)."""
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter
+
+    path, args = keras_held_out("mobilenet_v2")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "edge-int8", "--keep-float", "Conv1", "-o",
+                    f"{tmp_path}/")
+    assert result.exit_code == 0, result.output
+    said = [line for line in result.output.splitlines() if "--keep-float Conv1" in line]
+    assert len(said) == 1 and "kept the CONV_2D that holds it" in said[0], result.output
+    car = _car(tmp_path, "model.edge-int8.tflite")
+    assert car["verification"]["passed"], car["verification"]
+    (kept,) = car["keep_float"]
+    assert kept in said[0] and "Conv1_relu" in kept, (kept, said)
+    interpreter = Interpreter(model_path=str(tmp_path / "model.edge-int8.tflite"))
+    tensors = {d["index"]: d for d in interpreter.get_tensor_details()}
+    convs = [op for op in interpreter._get_ops_details()  # noqa: SLF001
+             if tensors[int(op["outputs"][0])]["name"] == kept]
+    assert [op["op_name"] for op in convs] == ["CONV_2D"], convs
+    assert all(tensors[int(i)]["dtype"] == np.float32 for i in convs[0]["inputs"] if i >= 0)

@@ -121,7 +121,8 @@ def run(state, options: TFLiteOptions):
     model = None
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
         model = int8.build(data, options, state.model.graph_file, samples,
-                           state.model.notes.get("keras"), [ref.node for ref in state.inputs])
+                           state.model.notes.get("keras"), [ref.node for ref in state.inputs],
+                           state.model.graph_def)
         data = model.quantized()
     # partly QAT (quantize_annotate_layer on some layers): the other layers stay float, as
     # TFLiteConverter keeps them (qat.kept_float); calibrated in LiteRT: what it left float
@@ -138,6 +139,8 @@ def run(state, options: TFLiteOptions):
         warnings += dynamic_warning(state, options, inputs, concrete)
     if rest:
         warnings.append(kept_float(state.target, rest))
+    if model is not None:
+        warnings += int8.held_lines(state.target, model)
     if uncalibrated:
         warnings.append(f"{state.target}: {len(uncalibrated)} op(s) stay float "
                         f"({', '.join(uncalibrated[:2])}): TFLite's quantizer has no int8 "

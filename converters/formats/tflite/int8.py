@@ -23,6 +23,7 @@ class Int8Model:
     ranges: str = "minmax"
     nodes: tuple[str, ...] = ()  # tensors (ops' outputs) kept in float
     ops: tuple[str, ...] = ()  # op types kept in float
+    held: tuple[tuple[str, str, str], ...] = ()  # (layer, op, tensor): a layer fused into it
     names: tuple[str, ...] = ()  # the graph's input nodes, in the samples' order
     memo: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
@@ -50,14 +51,23 @@ class Int8Model:
 
 
 def build(calibrated: bytes, options, where: str, samples: list,
-          keras: str | None = None, names=()) -> Int8Model:
+          keras: str | None = None, names=(), graph_def=None) -> Int8Model:
     """The model to quantize: ranges as --calibration-ranges says, --keep-float resolved (Keras
-    layer names as `keras` named their ops: selective.resolve)."""
+    layer names as `keras` named their ops; a layer fused into another op found through
+    `graph_def`, the graph converted: selective.resolve)."""
     model = Int8Model(calibrated, samples, options.io_type, options.per_tensor,
                       options.calibration_ranges, names=tuple(names))
-    nodes, ops = selective.resolve(options.keep_float, model.calibrated(), where, keras) \
-        if options.keep_float else ([], [])
-    return dataclasses.replace(model, nodes=tuple(nodes), ops=tuple(ops))
+    held: list = []
+    nodes, ops = selective.resolve(options.keep_float, model.calibrated(), where, keras,
+                                   graph_def, held) if options.keep_float else ([], [])
+    return dataclasses.replace(model, nodes=tuple(nodes), ops=tuple(ops), held=tuple(held))
+
+
+def held_lines(target: str, model: Int8Model) -> list[str]:
+    """What --keep-float kept for a layer TFLite fused into another op: that op."""
+    return [f"{target}: --keep-float {layer}: the layer has no op of its own (fused with its "
+            f"neighbours); kept the {op} that holds it in float: {tensor}"
+            for layer, op, tensor in model.held]
 
 
 def ranked_layers(model: Int8Model, samples: list, graph_nodes, ranges: str | None) -> list[str]:

@@ -54,14 +54,17 @@ def _plain(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def resolve(patterns, calibrated: bytes, where: str,
-            keras: str | None = None) -> tuple[list[str], list[str]]:
+def resolve(patterns, calibrated: bytes, where: str, keras: str | None = None,
+            graph_def=None, held: list | None = None) -> tuple[list[str], list[str]]:
     """(tensor names, op names) that --keep-float `patterns` name: an op type (CONV_2D, Conv2D,
     FULLY_CONNECTED), a node of the graph (any name TFLite fused into an op), a regular
     expression matched against those names, or a Keras layer (`Conv1`: the ops in its scope, as
     `keras` names them, see layer_names; a layer named like an op type, `conv2d`, is the layer
-    unless spelled as TFLite spells the op). A pattern that matches nothing is an InputError with the
-    nearest names."""
+    unless spelled as TFLite spells the op). A layer none of whose ops kept its name (TFLite
+    fused it into a neighbour's op, a conv whose batch norm was folded in) is the op that holds
+    it: the first named op downstream of its nodes in `graph_def` (the graph converted), noted
+    in `held` as (pattern, op, tensor). A pattern that matches nothing is an InputError with
+    the nearest names."""
     known = layers(calibrated)
     parts = sorted({p for t, _ in known for p in t.split(";")})
     nodes, ops = [], []
@@ -80,6 +83,10 @@ def resolve(patterns, calibrated: bytes, where: str,
         hits = [t for t, _ in known if any(p == pattern or regex.fullmatch(p)
                                            for p in (t, *t.split(";")))] or \
             [t for t, _ in known if members & set(t.split(";"))]
+        if not hits and graph_def is not None:
+            hits = holding(graph_def, pattern, known, keras)
+            if held is not None:
+                held.extend((pattern, dict(known)[t], t) for t in hits)
         if not hits:
             names = sorted({*parts, *(o for _, o in known)})
             close = difflib.get_close_matches(pattern, names, n=3, cutoff=0.5)
@@ -90,6 +97,35 @@ def resolve(patterns, calibrated: bytes, where: str,
                              "expression or an op type such as CONV_2D")
         nodes.extend(t for t in hits if t not in nodes)
     return nodes, ops
+
+
+def holding(graph_def, layer: str, known: list[tuple[str, str]],
+            keras: str | None = None) -> list[str]:
+    """The tensors of the ops (`known`, as `layers` gives them) that hold Keras layer `layer`'s
+    computation when no op kept one of its names: the first nodes downstream of the layer's
+    nodes in `graph_def` that some op is named by (a part of its fused name; a batch norm
+    folded into a layer names it `<the norm's output>/folded`)."""
+    from graphfreeze.graph.graphdefs import is_control, split_tensor
+
+    owner = {re.sub(r"/folded\d*$", "", p): t for t, _ in known for p in t.split(";")}
+    members = layer_members([n.name for n in graph_def.node], layer, keras)
+    users: dict[str, list[str]] = {}
+    for node in graph_def.node:
+        for name in node.input:
+            if not is_control(name):
+                users.setdefault(split_tensor(name)[0], []).append(node.name)
+    found, seen, queue = [], set(members), list(members)
+    while queue and not found:  # breadth first: the nearest named ops
+        ahead = []
+        for name in queue:
+            for user in users.get(name, ()):
+                if user in owner and owner[user] not in found:
+                    found.append(owner[user])
+                elif user not in seen:
+                    seen.add(user)
+                    ahead.append(user)
+        queue = ahead
+    return found
 
 
 RANGES = ("minmax", "average")
