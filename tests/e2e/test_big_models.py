@@ -42,6 +42,27 @@ def test_android_is_refused_before_any_work(big, freeze_noted, targets):
     assert sorted(os.listdir(big)) == before
 
 
+def test_inspect_lists_the_table_without_reading_it(big):
+    """`freeze inspect` (its shapes from the graph's records) names the table and its size
+    from the index; its peak memory is a small part of the table's (nothing read whole)."""
+    import json
+    import subprocess
+    import sys
+
+    from graphfreeze.proto.bundle import Bundle
+
+    from tests.peak_rss import freeze_peak_mb
+
+    args = ["inspect", "model.ckpt-1", "--no-gaps", "--json"]
+    done = subprocess.run([sys.executable, "-m", "graphfreeze_cli.main", *args], cwd=big,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    table = next(v for v in json.loads(done.stdout)["variables"] if v["name"] == "embedding/table")
+    rows, width = Bundle(str(big / "model.ckpt-1")).entries["embedding/table"].shape
+    assert table["shape"] == [rows, width] and table["bytes"] == rows * width * 4
+    assert freeze_peak_mb(args, cwd=big) * 2**20 < table["bytes"] / 8
+
+
 def test_server_writes_it_verified(big, tmp_path):
     """A SavedModel whose table is a variable again, written from the frozen weights as they
     are held (no copy), restored by TensorFlow in verification, its sidecar saying so."""
