@@ -5,19 +5,9 @@ to get one (exit 2, a usage error)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
-FREEZE = str(Path(sys.executable).with_name("freeze"))
-ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-
-
-def freeze(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([FREEZE, *args], cwd=folder, capture_output=True, text=True, env=ENV,
-                          timeout=600)
+from tests.cli.test_convert_command import freeze
 
 
 def test_verify_uses_the_golden_outputs_its_run_saved(sample):
