@@ -23,8 +23,18 @@ def const_bytes(graph_def, limit: int = PROTOBUF_LIMIT) -> int:
     most = sum(_most(n.attr["value"].tensor) for n in big)
     if most <= limit:
         return most
-    return sum(_most(n.attr["value"].tensor) if is_held(n) else n.attr["value"].tensor.ByteSize()
+    return sum(_most(n.attr["value"].tensor) if is_held(n) else _size(n.attr["value"].tensor)
                for n in big)
+
+
+def _size(tensor) -> int:
+    """A TensorProto's bytes (upb serializes it to count); over 2 GiB it cannot: its shape's."""
+    from google.protobuf.message import EncodeError
+
+    try:
+        return tensor.ByteSize()
+    except EncodeError:  # ("Failed to serialize proto")
+        return _most(tensor)
 
 
 def _most(tensor) -> int:

@@ -103,3 +103,31 @@ def test_server_takes_about_the_weights_in_memory(big, tmp_path):
     finally:
         shutil.rmtree(out, ignore_errors=True)
     assert peak * 2**20 <= 1.5 * _weights(big), f"{peak:.0f} MB"
+
+
+def test_a_constant_over_2_gib_is_sized_without_serializing_it(big):
+    """Frozen in a GraphDef (its bytes in the proto, as a SavedModel's freeze leaves them for the
+    converters), the table is sized by its shape: upb cannot count a message over 2 GiB
+    (ByteSize raises 'Failed to serialize proto'), and the export's refusal says its size."""
+    from graphfreeze.graph.serialize import PROTOBUF_LIMIT, const_bytes, over_protobuf
+    from graphfreeze.proto.bundle import Bundle
+    from graphfreeze.proto.tf import graph_pb2
+
+    bundle = Bundle(str(big / "model.ckpt-1"))
+    entry = bundle.entries["embedding/table"]
+    graph_def = graph_pb2.GraphDef()
+    node = graph_def.node.add(name="table", op="Const")
+    node.attr["dtype"].type = entry.dtype
+    tensor = node.attr["value"].tensor
+    tensor.dtype = entry.dtype
+    for dim in entry.shape:
+        tensor.tensor_shape.dim.add().size = dim
+    with open(bundle.shard_file(entry.shard), "rb") as shard:
+        shard.seek(entry.offset)
+        tensor.tensor_content = shard.read(entry.size)  # (the bytes: no array kept)
+    size = const_bytes(graph_def)
+    assert size == entry.size > PROTOBUF_LIMIT
+    line = str(over_protobuf("saved_model", size, PROTOBUF_LIMIT, "which tf2onnx converts through"))
+    assert line.startswith(f"saved_model: the weights are {entry.size / 2**30:.2f} GiB, over the "
+                           "2 GiB of one protobuf, which tf2onnx converts through; use the "
+                           "server target"), line
