@@ -136,3 +136,22 @@ def test_a_constant_over_2_gib_is_sized_without_serializing_it(big):
     assert line.startswith(f"saved_model: the weights are {entry.size / 2**30:.2f} GiB, over the "
                            "2 GiB of one protobuf, which tf2onnx converts through; use the "
                            "server target"), line
+
+
+def test_a_truncated_data_shard_is_named(big, tmp_path, freeze_noted):
+    """The big checkpoint with half its .data shard (sparse: nothing written): one line naming
+    the shard and how much of the table it holds, exit 3, nothing written."""
+    folder = tmp_path / "truncated"
+    folder.mkdir()
+    for suffix in (".index", ".meta"):
+        (folder / f"model.ckpt-1{suffix}").write_bytes((big / f"model.ckpt-1{suffix}").read_bytes())
+    shard = "model.ckpt-1.data-00000-of-00001"
+    with open(folder / shard, "wb") as half:
+        half.truncate(os.path.getsize(big / shard) // 2)
+    done, _ = freeze_noted(folder, "model.ckpt-1", "--outputs", "probs", "--target", "server",
+                           "-o", "out/")
+    assert done.returncode == 3, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{shard}: holds " in lines[0] and "embedding/table" in lines[0], \
+        lines
+    assert sorted(os.listdir(folder)) == sorted(["model.ckpt-1.index", "model.ckpt-1.meta", shard])
