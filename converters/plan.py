@@ -15,6 +15,9 @@ from graphfreeze.process import memory
 from graphfreeze.registry import Registry
 
 FIRST_KIND = "model"
+# the weights a stage holds beyond which the next stage's `prepare` does not start beside it
+# (verify's reference run would hold them a second time at once): it runs after, in its turn
+OVERLAP_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,8 @@ def run(plans: list[TargetPlan], initial, paths: dict[str, str],
                     after is None or after.stage.prepare is None or after.stage.weights_apart)):
                 state = _attached(state)
             with held(state.weights):  # consts.node_value reads them
-                if after is not None and after.stage.prepare is not None:
+                if after is not None and after.stage.prepare is not None and \
+                        _weight_bytes(state) <= OVERLAP_BYTES:
                     after.stage.prepare(state, after.options)
                 state = step.stage.run(state, step.options)
             if key == last_read:
@@ -181,6 +185,15 @@ def run(plans: list[TargetPlan], initial, paths: dict[str, str],
                     state.weights.shared = True
         results.append(state)
     return results
+
+
+def _weight_bytes(state) -> int:
+    """The bytes of the weights a state's graph holds (apart or in it), by their shapes."""
+    if state.weights is not None:
+        return sum(a.nbytes for a in state.weights.arrays.values())
+    from graphfreeze.graph.serialize import const_bytes
+
+    return const_bytes(state.graph_def, limit=1 << 62) if state.graph_def is not None else 0
 
 
 def _attached(state):

@@ -152,3 +152,40 @@ def test_an_option_the_target_quantizes_without_is_refused(target, option):
     plan.build(registry, [target, "edge-int8"], {option: value})  # one target reads it: taken
     with pytest.raises(ConfigError, match=f"option {option} applies to no stage of target"):
         plan.build(registry, ["edge-int8", target], target_options={target: {option: value}})
+
+
+@pytest.mark.parametrize(("held", "beside"), [(1 << 10, True), (1 << 20, False)])
+def test_a_stage_holding_big_weights_runs_without_the_next_ones_prepare_beside_it(
+        monkeypatch, held, beside):
+    """verify's reference run starts beside the export (its `prepare`) unless the weights the
+    export holds are over plan.OVERLAP_BYTES: it would hold them a second time at once."""
+    import numpy as np
+    from graphfreeze.graph.weights import Weights
+
+    monkeypatch.setattr(plan, "OVERLAP_BYTES", 1 << 16)
+    events = []
+
+    def hold(state, _options):
+        return replace(state, weights=Weights({"w": np.zeros(held, np.uint8)}))
+
+    def write(state, _options):
+        events.append("write")
+        return state
+
+    registry = Registry()
+    for s in (Stage("hold", hold, "model", "graph", weights_apart=True),
+              Stage("write", write, "graph", "artifact", suffix=".a", weights_apart=True),
+              Stage("check", lambda state, _options: state, "artifact", "artifact",
+                    prepare=lambda state, _options: events.append("prepare"),
+                    weights_apart=True)):
+        registry.add_stage(s)
+    registry.add_target(Target("t", "t", parse_target({"schema_version": 1, "name": "t",
+                                                       "description": "d", "stages": [
+        {"use": "hold"}, {"use": "write"}, {"use": "check"}]}, "t").stages))
+    plan.run(plan.build(registry, ["t"]), WeightedState(), {"t": "m.a"})
+    assert events == (["prepare", "write"] if beside else ["write"])
+
+
+@dataclass(frozen=True)
+class WeightedState(FakeState):
+    graph_def: object = None
