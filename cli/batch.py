@@ -97,7 +97,7 @@ def _resources(values: tuple[str, ...]) -> dict[str, float]:
 
 def _shard(text: str | None) -> str | None:
     """`--shard K/N`, checked as the options are read (a usage error, exit 2)."""
-    from graphfreeze.batch.jobs import parse_shard
+    from graphfreeze.batch.shards import parse_shard
     from graphfreeze.errors import ConfigError
 
     try:

@@ -199,6 +199,8 @@ def convert_command(path, kind, source_option, unsafe, outputs, inputs, targets,
 
 
 def _convert(request, debug: bool):
+    import dataclasses
+
     from graphfreeze.convert import execute, prepare
     from graphfreeze.process.quiet import native_stderr_off, quiet_when_imported
     from graphfreeze_cli import show
@@ -206,6 +208,10 @@ def _convert(request, debug: bool):
 
     with native_stderr_off():  # an option check may import TensorFlow (--opset: tf2onnx's range)
         prepared = prepare(request)  # a wrong name, path or option: said before TF loads
+    if prepared.run.report:  # the run as `freeze batch` reports a job
+        from graphfreeze.batch.report import one_run
+
+        prepared = dataclasses.replace(prepared, reporter=one_run)
     if not debug:  # imported by the stage that needs it, if one does
         quiet_when_imported()
     err = show.Console(stderr=True)

@@ -20,7 +20,7 @@ from graphfreeze.graph import inputs as graph_inputs
 from graphfreeze.io import outputs, storage
 from graphfreeze.options import RunOptions, flag_of, parse_options, paths_of
 from graphfreeze.plugins import Source
-from graphfreeze.process import memory
+from graphfreeze.process import import_check, memory
 from graphfreeze.registry import Registry
 from graphfreeze.sidecar import Sidecar
 from graphfreeze.state import State
@@ -78,6 +78,9 @@ class Prepared:
     sidecars: dict[str, str]  # target -> sidecar path
     run: RunOptions = RunOptions()
     started: float = field(default_factory=time.monotonic, compare=False)  # --report's job time
+    # --report's bytes from the run and what it wrote: the caller's (the CLI gives batch's
+    # one-job report; convert sits below batch/)
+    reporter: Callable[[Prepared, list[Written]], bytes] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -170,18 +173,15 @@ def _initial_state(request: Request, model, memo: dict | None) -> State:
         notes = {"warnings": warnings} if warnings else {}
     from graphfreeze.graph.checks.validate_values import check_import, checked_here
     from graphfreeze.graph.skeleton import skeleton
-    from graphfreeze.process import tensorflow_child
 
     memo = {} if memo is None else memo
     if getattr(model, "interface", False):  # its graph is its signature: the files are read
         return _interface_state(model, outputs, inputs, notes, memo)
     needed = extract(model.graph_def, keep)  # what the run needs imports cleanly: checked here
     if checked_here(needed, where):  # or said at once by the child, else at commit
-        memo[IMPORT_CHECK] = _done()
+        import_check.passed(memo)
     else:
-        memo[IMPORT_CHECK] = tensorflow_child.submit(memo, check_import, skeleton(needed), where)
-        if memo[IMPORT_CHECK].done():
-            memo[IMPORT_CHECK].result()
+        import_check.submit(memo, check_import, skeleton(needed), where)
     return State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags=flags,
                  notes=notes, memo=memo)
 
@@ -191,37 +191,17 @@ def _interface_state(model, outputs, inputs, notes: dict, memo: dict) -> State:
     interface as its graph, its inputs and outputs as the files say, nothing to import."""
     from graphfreeze.tensors import known_infos
 
-    memo[IMPORT_CHECK] = _done()
+    import_check.passed(memo)
     state = State(model=model, outputs=tuple(outputs), inputs=tuple(inputs), flags={},
                   graph_def=model.graph_def, notes=notes, memo=memo)
     known_infos(state, *model.infos())
     return state
 
 
-IMPORT_CHECK = "import_check"
-
-
-def _done():
-    """A finished import check."""
-    from concurrent.futures import Future
-
-    done = Future()
-    done.set_result(None)
-    return done
-
-
 def _floor(plans: list[plan.TargetPlan]) -> bool:
     """Whether every step of the run can run without TensorFlow here (a child runs the rest)."""
     return all(step.stage.floor is not None and step.stage.floor(step.options)
                for p in plans for step in p.steps)
-
-
-def _checked(memo: dict, failed: bool = False) -> None:
-    """The import check's error, if it failed; after a stage `failed`, only its InputError (a
-    broken graph is said as TensorFlow's importer says it, before what it broke downstream)."""
-    error = memo[IMPORT_CHECK].exception()
-    if error is not None and (not failed or isinstance(error, InputError)):
-        raise error
 
 
 def execute(prepared: Prepared,
@@ -312,19 +292,18 @@ def _execute(prepared: Prepared, model, plans, memo: dict, on_stage, on_commit) 
             states = plan.run(plans, dataclasses.replace(initial, files=txn),
                               prepared.paths, on_stage)
         except Exception:
-            _checked(memo, failed=True)
+            import_check.raise_failed(memo, stage_failed=True)
             raise
-        _checked(memo)
+        import_check.raise_failed(memo)
         for state in states:
             sidecar = Sidecar.of(state, request.source)
             text = json.dumps(sidecar.to_json(), indent=2, sort_keys=True) + "\n"
             txn.put(prepared.sidecars[state.target], text.encode())
             written.append(Written(state.target, state.artifact.path,
                                    prepared.sidecars[state.target], sidecar))
-        if prepared.run.report:  # --report: the run as a one-job batch report, with its files
-            from graphfreeze.batch.report import one_run
-
-            txn.put(prepared.run.report, one_run(prepared, written), flag_of(RunOptions, "report"))
+        if prepared.run.report and prepared.reporter:  # --report, written as the caller says
+            txn.put(prepared.run.report, prepared.reporter(prepared, written),
+                    flag_of(RunOptions, "report"))
         txn.commit()
     return written
 

@@ -116,6 +116,11 @@ def known_infos(state, inputs: tuple[TensorInfo, ...], outputs: tuple[TensorInfo
 ALPHABET = "abcdefgh"  # seeded strings: short words of these letters
 
 
+def _drawn(dtype: str, n: int, domain, seed: int, where: str):
+    """n seeded values of `dtype` from `domain`, as an input of that domain gets them."""
+    return sample_inputs([TensorInfo("values", dtype, (n,), domain=domain)], 1, seed, where)["values"]
+
+
 def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model",
                   domains: dict | None = None) -> dict:
     """Seeded inputs: unknown batch dims get `batch_size` (or the batch the other inputs fix,
@@ -165,7 +170,7 @@ def sample_inputs(infos, batch_size: int, seed: int, where: str = "the model",
             if domain is not None and getattr(domain, "examples", ()):  # a parse op's input
                 from graphfreeze.data.examples import serialized
 
-                feeds[info.name] = serialized(rng, shape, domain.examples)
+                feeds[info.name] = serialized(rng, shape, domain.examples, _drawn)
                 continue
             feeds[info.name] = _strings(rng, shape, domain)
             continue

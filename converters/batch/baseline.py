@@ -138,7 +138,7 @@ def notes(base: dict, now: dict, path: str) -> list[str]:
 
 def compare(now: dict, base: dict, path: str) -> dict:
     """The `baseline` section of report.json: `now` and `base` are report.json dicts."""
-    from graphfreeze.batch.jobs import in_shard, parse_shard
+    from graphfreeze.batch.shards import in_shard, parse_shard
 
     old, new_index = index(base), index(now)
     shard = parse_shard(now["shard"]) if now.get("shard") else None

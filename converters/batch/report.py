@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 from graphfreeze.batch import report_html as page
 from graphfreeze.batch import report_md as md
-from graphfreeze.batch.manifest import FILES
+from graphfreeze.batch.job_names import FILES
 from graphfreeze.batch.results import (  # noqa: F401 -- rows, summary_line: this module's API
     CACHED,
     NOT_RUN,

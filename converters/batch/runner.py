@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from graphfreeze.batch import baseline as baselib
-from graphfreeze.batch import budgets
+from graphfreeze.batch import budgets, shards
 from graphfreeze.batch import jobs as joblib
 from graphfreeze.batch.cache import Cache, Outcome, default_dir, job_key
 from graphfreeze.batch.executors.base import ExecutorOptions
@@ -68,8 +68,8 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
     baseline = baseline or _manifest_baseline(specs)
     base = baselib.load(baseline) if baseline else None
     base_jobs = baselib.index(base) if base else {}
-    chosen = joblib.parse_shard(shard) if shard else None
-    mine = [s for s in specs if chosen is None or joblib.in_shard(s.name, chosen)]
+    chosen = shards.parse_shard(shard) if shard else None
+    mine = [s for s in specs if chosen is None or shards.in_shard(s.name, chosen)]
     from graphfreeze.process.quiet import native_stderr_off
 
     with native_stderr_off():  # an option check may import TensorFlow (--opset: tf2onnx's range)

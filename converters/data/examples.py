@@ -8,8 +8,9 @@ from __future__ import annotations
 _LISTS = {"O": "bytes_list", "f": "float_list", "i": "int64_list"}  # by the values' numpy kind
 
 
-def serialized(rng, shape, features) -> object:
-    """An object array of `shape` of serialized tf.Examples (no TensorFlow: its own protos)."""
+def serialized(rng, shape, features, draw) -> object:
+    """An object array of `shape` of serialized tf.Examples (no TensorFlow: its own protos);
+    `draw(dtype, n, domain, seed, where)`: n seeded values as tensors.sample_inputs draws them."""
     import numpy as np
     from graphfreeze.proto.tf import example_pb2
 
@@ -17,7 +18,7 @@ def serialized(rng, shape, features) -> object:
     examples = [example_pb2.Example() for _ in range(count)]
     for feature, values_domain in features:
         sizes = [_size(feature, rng) for _ in range(count)]
-        values = _values(rng, feature, sum(sizes), values_domain)
+        values = _values(rng, feature, sum(sizes), values_domain, draw)
         kind = _LISTS[values.dtype.kind]
         at = 0
         for example, size in zip(examples, sizes, strict=True):
@@ -38,14 +39,13 @@ def _size(feature, rng) -> int:
     return int(rng.integers(1, 3))
 
 
-def _values(rng, feature, n: int, values_domain):
+def _values(rng, feature, n: int, values_domain, draw):
     """`n` values of `feature`'s dtype, drawn as tensors.sample_inputs draws an input's (its
     `values_domain`), from `rng`."""
     from graphfreeze.proto import dtypes
-    from graphfreeze.tensors import TensorInfo, sample_inputs
 
-    info = TensorInfo("values", dtypes.name(feature.dtype), (n,), domain=values_domain)
-    return sample_inputs([info], 1, int(rng.integers(2**31)), f"feature '{feature.key}'")["values"]
+    return draw(dtypes.name(feature.dtype), n, values_domain, int(rng.integers(2**31)),
+                f"feature '{feature.key}'")
 
 
 def sparse_parts(rng, indices, dense_shape, batch_size: int) -> tuple[dict, int]:

@@ -303,7 +303,7 @@ def test_bad_shard_is_one_line(workspace, tmp_path, shard):
 
 
 def test_reports_go_to_the_manifest_out_dir_when_no_job_made_artifacts(samples, tmp_path):
-    from graphfreeze.batch.jobs import in_shard
+    from graphfreeze.batch.shards import in_shard
 
     put(tmp_path, samples, "iris")
     (tmp_path / "models.toml").write_text('schema_version = 1\n[defaults]\nout_dir = "out"\n'

@@ -10,6 +10,7 @@ import pytest
 def small_big(tmp_path_factory):
     """models/big.py with 1000 rows: its checkpoint files."""
     from graphfreeze.sources.checkpoint_files import locate
+
     from tests.conftest import _run
 
     out = tmp_path_factory.mktemp("small_big")
