@@ -72,9 +72,10 @@ def test_detector_edge_int8_on_calibration_images_verifies_its_detections(
     result = freeze(path.name, "--calibration", "images.npz", "--target", "edge-int8", "-o",
                     f"{tmp_path}/", "--save-golden", f"{tmp_path}/golden")
     assert result.exit_code == 0, result.output
-    again = freeze("verify", f"{tmp_path}/saved_model.tflite", "--golden", f"{tmp_path}/golden")
+    again = freeze("verify", f"{tmp_path}/saved_model.edge-int8.tflite", "--golden",
+                   f"{tmp_path}/golden")
     assert again.exit_code == 0, again.output  # later, matched as the sidecar says
-    car = json.loads((tmp_path / "saved_model.tflite.json").read_text())
+    car = json.loads((tmp_path / "saved_model.edge-int8.tflite.json").read_text())
     if name == "detector_tflite_nms":  # the op's shapes (the composite's stand-in's: scalars)
         shapes = {o["name"]: o["shape"] for o in car["outputs"]}
         assert shapes["detection_boxes:0"] == [None, 10, 4], shapes

@@ -91,5 +91,5 @@ def test_failed_runs_leave_no_object(gcs):
     mismatch = run(gcs, FREEZE, "--ckpt", "gs://bucket/iris", "--outputs", "probs", "--target",
                    "android,server,tflite-fp16", "--tolerance", "0", "-o", "gs://bucket/bad")
     assert mismatch.returncode == 5, mismatch.stderr
-    assert "model.ckpt-200.tflite: output 'probs:0' differs" in mismatch.stderr
+    assert "model.ckpt-200.tflite-fp16.tflite: output 'probs:0' differs" in mismatch.stderr
     assert gcs.objects("bucket", "bad") == {}

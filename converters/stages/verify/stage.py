@@ -21,6 +21,18 @@ from graphfreeze.stages.verify.reference import (
 from graphfreeze.stages.verify.search import met_at_once, quantize_until, state_goal
 
 
+def _as_detections(options, unit: float):
+    """A detection output's judgement: its mean error per unit of its range. Not its rmse: a
+    detection NMS picked otherwise is a whole box apart, an outlier rmse would refuse any such
+    artifact for (the quantized rule's share of the range, doubled, on the mean, as before it)."""
+    if options.target_rmse_range is not None:
+        return dataclasses.replace(options, target_rmse_range=None,
+                                   mean_tolerance=2 * options.target_rmse_range * unit)
+    if options.mean_tolerance is not None:
+        return dataclasses.replace(options, mean_tolerance=options.mean_tolerance * unit)
+    return options
+
+
 def verdict(artifact, ref: Reference, options: VerifyOptions, session=None,
             detections: frozenset = frozenset(), got: list | None = None,
             bounds: dict | None = None) -> dict:
@@ -35,8 +47,7 @@ def verdict(artifact, ref: Reference, options: VerifyOptions, session=None,
     names = [t.name for t in artifact.outputs]
     if detections:
         got = match(names, ref.expected, got, detections, ref.rows)
-    judged = {name: dataclasses.replace(options, mean_tolerance=options.mean_tolerance * unit(e))
-              if name in detections and options.mean_tolerance is not None else options
+    judged = {name: _as_detections(options, unit(e)) if name in detections else options
               for name, e in zip(names, ref.expected, strict=True)}
     metrics = {t.name: judge.output_metrics(t, e, g, judged[t.name], bounds.get(t.name))
                for t, e, g in zip(artifact.outputs, ref.expected, got, strict=True)}
