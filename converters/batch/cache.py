@@ -55,19 +55,39 @@ def keyed_distributions() -> list[str]:
     from graphfreeze.registry import GROUPS
 
     names = {"graphfreeze", "keras"}
-    try:
-        declared = metadata.requires("graphfreeze") or []
-    except metadata.PackageNotFoundError:  # run from a bare checkout
-        declared = []
-    for requirement in declared:
-        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", requirement)
-        if not (extra and extra[1] in NOT_KEYED_EXTRAS):
+    for requirement, extra in _declared():
+        if extra not in NOT_KEYED_EXTRAS:
             names.add(re.match(r"[A-Za-z0-9._-]+", requirement)[0])
     for group in set(GROUPS.values()):
         for ep in metadata.entry_points(group=group):
             if getattr(ep, "dist", None) is not None:
                 names.add(ep.dist.name)
     return sorted({re.sub(r"[-_.]+", "-", name).lower() for name in names})
+
+
+def _declared() -> list[tuple[str, str | None]]:
+    """(requirement, its extra or None) as graphfreeze declares them: a checkout's own
+    pyproject.toml beside the package (editable, or on PYTHONPATH with no metadata; an old
+    egg-info there may lag), else the installed distribution's metadata."""
+    import re
+
+    pyproject = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "pyproject.toml")
+    if os.path.isfile(pyproject):
+        from graphfreeze.io import tomlread
+
+        with open(pyproject, encoding="utf-8") as f:
+            project = tomlread.loads(f.read()).get("project", {})
+        if project.get("name") == "graphfreeze":
+            return [(r, None) for r in project.get("dependencies", [])] + \
+                [(r, extra) for extra, rs in project.get("optional-dependencies", {}).items()
+                 for r in rs]
+    try:
+        declared = metadata.requires("graphfreeze") or []
+    except metadata.PackageNotFoundError:
+        declared = []
+    return [(r, (re.search(r"""extra\s*==\s*["']([^"']+)["']""", r) or [None, None])[1])
+            for r in declared]
 
 
 def _file_digest(path: str) -> str:

@@ -246,3 +246,14 @@ def test_the_key_names_every_declared_distribution_but_dev_tools():
             "tf2onnx", "onnx", "onnxruntime", "ai-edge-litert", "tensorflow-model-optimization",
             "keras-hub", "tensorflow-text"} <= set(keyed)
     assert not {"pytest", "ruff", "mkdocs"} & set(keyed)
+
+
+def test_a_checkout_keys_what_its_pyproject_declares():
+    """Run from a checkout (editable, or on PYTHONPATH with no metadata), the declaration is its
+    own pyproject.toml: TensorFlow and every converter stay in the key."""
+    from graphfreeze.batch.cache import _declared
+
+    root = Path(__file__).resolve().parents[2]
+    assert (root / "pyproject.toml").is_file()
+    names = {requirement.split("=")[0].split(";")[0].strip() for requirement, _ in _declared()}
+    assert {"tensorflow", "tf2onnx", "openvino", "openvino-tokenizers", "google-crc32c"} <= names
