@@ -6,13 +6,16 @@ the converters refuse (TFLite's builtins take no float16 Conv2D, MatMul, ...).
 Every float16 type attr becomes float32, float16 constants are widened (exactly), and a Cast
 left from float32 to float32 (the float32 -> float16 -> float32 pairs) becomes an Identity, which
 remove_identities drops. The model's ends keep their types: a float16 output gets a Cast back to
-float16 under its own name. A graph with a float16 input, or float16 reaching a function call or
-a loop (whose bodies keep their types), is left as it is."""
+float16 under its own name (an end whose output is not float16, a Cast to float32 or an ArgMax,
+keeps its own). A graph with a float16 input, float16 reaching a function call or a loop (whose
+bodies keep their types), or a float16 end of an op whose outputs cannot be told or with several
+outputs, is left as it is."""
 
 from __future__ import annotations
 
 import numpy as np
 from graphfreeze.graph.consts import node_value, set_value
+from graphfreeze.graph.features import output_types
 from graphfreeze.graph.graphdefs import copied, free_name
 from graphfreeze.proto.tf import types_pb2
 
@@ -23,6 +26,17 @@ def _half_attrs(node) -> list[str]:
     """The names of `node`'s type attrs that say float16."""
     return [k for k, v in node.attr.items()
             if v.type == HALF or HALF in v.list.type]
+
+
+def _half_output(node) -> bool | None:
+    """Whether `node`'s output is float16, from its op's definition (None: its op is not known,
+    or it has several outputs, which one Cast under its name cannot stand for)."""
+    from graphfreeze.proto.ops import op_def
+
+    if op_def(node.op) is None:
+        return None
+    types = output_types(node)
+    return None if len(types) > 1 and HALF in types else types == [HALF]
 
 
 def _calls(node) -> bool:
@@ -36,8 +50,12 @@ def float32_compute(graph_def, keep: list[str], owned: bool = False) -> tuple[ob
     half = [n for n in graph_def.node if _half_attrs(n)]
     if not half or any(n.op == "Placeholder" or _calls(n) for n in half):
         return graph_def, 0
+    kept = set(keep)
+    halves = {n.name: _half_output(n) for n in half if n.name in kept}
+    if None in halves.values():
+        return graph_def, 0
     out = graph_def if owned else copied(graph_def)
-    kept, taken = set(keep), {n.name for n in out.node}
+    taken = {n.name for n in out.node}
     ends = []
     for node in out.node:
         names = _half_attrs(node)
@@ -53,7 +71,7 @@ def float32_compute(graph_def, keep: list[str], owned: bool = False) -> tuple[ob
                 attr.list.type[:] = [FLOAT if t == HALF else t for t in attr.list.type]
         if node.op == "Cast" and node.attr["SrcT"].type == node.attr["DstT"].type:
             _identity(node)
-        if node.name in kept:
+        if halves.get(node.name):
             ends.append(node)
     for node in ends:  # the output keeps its float16 type and its name
         name, node.name = node.name, free_name(f"{node.name}/float32", taken)

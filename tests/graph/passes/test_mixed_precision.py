@@ -17,14 +17,26 @@ def _mixed(output_dtype=tf.float32, input_dtype=tf.float32):
 
     def model():
         x = v1.placeholder(input_dtype, [None, 6, 6, 3], name="x")
-        h = tf.cast(x, tf.float16)
-        h = tf.nn.conv2d(h, tf.cast(tf.constant(KERNEL), tf.float16), 1, "SAME")
-        h = tf.nn.relu(tf.nn.bias_add(h, tf.constant(np.full(4, 0.1, np.float16))))
-        h = tf.reduce_mean(tf.nn.max_pool2d(h, 2, 2, "SAME"), axis=[1, 2])
-        h = tf.matmul(h, tf.cast(tf.constant(DENSE), tf.float16))
-        tf.identity(tf.cast(h, output_dtype), name="y")
+        tf.identity(tf.cast(_half_compute(x), output_dtype), name="y")
 
     return model
+
+
+def _half_compute(x):
+    """The float16 layers of `_mixed` on `x` (cast to float16)."""
+    h = tf.cast(x, tf.float16)
+    h = tf.nn.conv2d(h, tf.cast(tf.constant(KERNEL), tf.float16), 1, "SAME")
+    h = tf.nn.relu(tf.nn.bias_add(h, tf.constant(np.full(4, 0.1, np.float16))))
+    h = tf.reduce_mean(tf.nn.max_pool2d(h, 2, 2, "SAME"), axis=[1, 2])
+    return tf.matmul(h, tf.cast(tf.constant(DENSE), tf.float16))
+
+
+def _ends():
+    """float16 compute whose outputs are its last Cast to float32 (`y`) and an ArgMax of float16
+    (`cls`, int64), as a .pb read with --outputs names them."""
+    h = _half_compute(v1.placeholder(tf.float32, [None, 6, 6, 3], name="x"))
+    tf.cast(h, tf.float32, name="y")
+    tf.argmax(h, axis=1, name="cls")
 
 
 def _float32(image):
@@ -60,6 +72,16 @@ def test_a_float16_output_keeps_its_type_and_name(build, run):
     got = run(stripped, {"x:0": IMAGE}, "y:0")
     assert got.dtype == np.float16
     np.testing.assert_array_equal(got, _float32(IMAGE).astype(np.float16))
+
+
+def test_outputs_not_float16_keep_their_types(build, run):
+    graph = build(_ends)
+    stripped, _ = strip_training(graph, ["x", "y", "cls"], {})
+    assert _halves(stripped) == [], _halves(stripped)
+    y, cls = run(stripped, {"x:0": IMAGE}, ["y:0", "cls:0"])
+    assert y.dtype == np.float32 and cls.dtype == np.int64
+    np.testing.assert_allclose(y, _float32(IMAGE), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(cls, _float32(IMAGE).argmax(axis=1))
 
 
 def test_a_float16_input_is_not_mixed_precision(build):
