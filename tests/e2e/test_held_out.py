@@ -92,19 +92,22 @@ def test_tflite_nms_detector_with_a_dynamic_image_converts(held_out, freeze, tmp
 def test_mixed_precision_model_converts_to_every_target_in_float32(held_out, freeze, tmp_path,
                                                                    monkeypatch):
     """Keras' mixed_float16: its float16 compute reaches the converters as float32 (TFLite's
-    builtins refused the float16 Conv2D, MatMul, ...), verified as float16 compute is."""
+    builtins refused the float16 Conv2D, MatMul, ...), verified as float16 compute is, at
+    conversion and by `freeze verify` of the artifact later (the sidecar's note)."""
     from ai_edge_litert.interpreter import Interpreter
 
     path, args = held_out("mixed_precision_cnn")
     monkeypatch.chdir(path.parent)
     result = freeze(path.name, *args, "--target", "android,tflite,edge-int8,onnx,openvino",
-                    "-o", f"{tmp_path}/")
+                    "-o", f"{tmp_path}/", "--save-golden", f"{tmp_path}/golden")
     assert result.exit_code == 0, result.output
     names = ("model.pb", "model.tflite", "model.edge-int8.tflite", "model.onnx", "model.xml")
     _verified(tmp_path, *names)
     for name in names:
         car = json.loads((tmp_path / f"{name}.json").read_text())
         assert car["float16_compute_widened"] > 0, name
+        again = freeze("verify", f"{tmp_path}/{name}", "--golden", f"{tmp_path}/golden")
+        assert again.exit_code == 0, (name, again.output)
     interpreter = Interpreter(model_path=str(tmp_path / "model.tflite"))
     assert {t["dtype"] for t in interpreter.get_tensor_details()} == {np.float32, np.int32}
 

@@ -93,7 +93,7 @@ def _run(state, options: VerifyOptions):
     # other targets of the run verify as they always do
     goal = options.quantize_target() if options.quantize_until is not None and \
         artifact.quantizer is not None else None
-    options = computed_in_float16(state, learned_quantization(artifact, goal or options))
+    options = computed_in_float16(state.notes, learned_quantization(artifact, goal or options))
     unknown = sorted(options.named_outputs() - {n for t in artifact.outputs
                                                 for n in (t.name, t.name.rsplit(":", 1)[0])})
     if unknown:
@@ -189,11 +189,11 @@ def learned_quantization(artifact, options: VerifyOptions) -> VerifyOptions:
 FLOAT16_THRESHOLDS = {"target_tolerance": 1e-2, "target_rtol": 1e-2}  # tflite-fp16.toml's
 
 
-def computed_in_float16(state, options: VerifyOptions) -> VerifyOptions:
+def computed_in_float16(notes: dict, options: VerifyOptions) -> VerifyOptions:
     """A model trained in mixed precision computes in float16, its artifact in float32 (the
-    float32_compute pass, noted): they differ by float16's rounding, judged as tflite-fp16 is
-    (the target's own where it allows more)."""
-    if not state.notes.get("float16_compute_widened"):
+    float32_compute pass, `notes` of the run or of the artifact's sidecar): they differ by
+    float16's rounding, judged as tflite-fp16 is (the target's own where it allows more)."""
+    if not notes.get("float16_compute_widened"):
         return options
     return dataclasses.replace(options, **{k: max(getattr(options, k), v)
                                            for k, v in FLOAT16_THRESHOLDS.items()})

@@ -39,7 +39,7 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
     from graphfreeze.stages.verify import judge
     from graphfreeze.stages.verify.options import VerifyOptions
     from graphfreeze.stages.verify.reference import Reference, rows_per_run
-    from graphfreeze.stages.verify.stage import learned_quantization, verdict
+    from graphfreeze.stages.verify.stage import computed_in_float16, learned_quantization, verdict
 
     if not storage.exists(path):
         raise InputError(f"{path}: not found; give an artifact graphfreeze wrote")
@@ -65,7 +65,7 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
     facts = {k: sidecar[k] for k in ("quantization",) if k in sidecar}
     artifact = Artifact(path=path, sha256=sidecar.get("sha256", ""), size=sidecar.get("bytes", 0),
                         format=fmt, inputs=inputs, outputs=outputs, facts=facts)
-    options = learned_quantization(artifact, options)
+    options = computed_in_float16(sidecar, learned_quantization(artifact, options))
     where = f"the golden inputs in {golden_dir}"
     ref = Reference(feeds, expected, labels, None, where,
                     rows_per_run(inputs, feeds, options.rows_per_run, where))
