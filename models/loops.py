@@ -193,10 +193,32 @@ def scatter_cache(out: str) -> dict:
     return _entry([{"name": "x", "shape": [2, WIDTH], "dtype": "float32"}], targets=[])
 
 
+def assign_then_read(out: str) -> dict:
+    """`run(x [1, WIDTH])`: a state variable assigned 3x, then read back plus one (a stateful
+    model's state written and read in one call): freezing would drop the assign and answer the
+    saved state, so every target refuses it, as a limitation of graphfreeze."""
+    import numpy as np
+    import tensorflow as tf
+
+    class State(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.state = tf.Variable(np.zeros((1, WIDTH), np.float32), name="state")
+
+        @tf.function(input_signature=[tf.TensorSpec([1, WIDTH], tf.float32, name="x")])
+        def run(self, x):
+            self.state.assign(x * 3.0)
+            return {"y": self.state.read_value() + 1.0}
+
+    module = State()
+    _save(module, out, module.run)
+    return _entry([{"name": "x", "shape": [1, WIDTH], "dtype": "float32"}], targets=[])
+
+
 def builders() -> dict:
     return {"greedy_decoder": greedy_decoder, "branchy_loop": branchy_loop,
             "case_loop": case_loop, "training_batch_norm": training_batch_norm,
-            "scatter_cache": scatter_cache}
+            "scatter_cache": scatter_cache, "assign_then_read": assign_then_read}
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from graphfreeze.graph.consts import set_value
 from graphfreeze.graph.graphdefs import copied
-from graphfreeze.graph.variable_readers import finish_readers, frozen_names, rewired
+from graphfreeze.graph.variable_readers import finish_readers, frozen_names, refuse_assign_then_read, rewired
 
 # Ops that only carry a reference through; with a constant behind them they take plain tensors.
 _REF_OPS = {"RefSwitch": "Switch", "RefIdentity": "Identity", "RefEnter": "Enter",
@@ -55,6 +55,7 @@ def variables_to_constants(graph_def, dtypes: dict[str, int],
     for node in graph_def.node:
         if node.op == "Variable":  # the pre-V2 op has the same attrs
             node.op = "VariableV2"
+    refuse_assign_then_read(graph_def)
     frozen = graph_def if not dtypes else \
         rewired(copied(graph_def), dtypes) or _tensorflow_rewired(graph_def, dtypes)
     finish_readers(frozen)  # gathers in loop bodies, assigns: what the converter leaves

@@ -55,7 +55,7 @@ def freeze_function(func, input_keys: list[str], output_keys: list[str],
 
     try:
         with without_initializer_lists(func):
-            graph_def = _freeze(func, input_keys, output_keys)
+            graph_def = _freeze(func, input_keys, output_keys, where)
         graph_def = freeze_tables(graph_def, func, owner, where)
         graph_def = freeze_text_resources(graph_def, func, owner, where)
     except (ValueError, TypeError, KeyError, tf.errors.OpError) as err:
@@ -86,7 +86,7 @@ def _misshapen_variable(func) -> str | None:
     return None
 
 
-def _freeze(func, input_keys: list[str], output_keys: list[str]):
+def _freeze(func, input_keys: list[str], output_keys: list[str], where: str = "the model"):
     """GraphDef of `func` with variables as constants, inputs and outputs named by the keys.
 
     `input_keys` follow `func.inputs` (captures excluded), `output_keys` `func.outputs`.
@@ -94,13 +94,17 @@ def _freeze(func, input_keys: list[str], output_keys: list[str]):
     """
     from graphfreeze.graph.graphdefs import split_tensor, tensor_name
     from graphfreeze.graph.renames import rename_nodes
-    from graphfreeze.graph.variable_readers import finish_readers
+    from graphfreeze.graph.variable_readers import finish_readers, refuse_assign_then_read
     from tensorflow.core.framework import node_def_pb2
     from tensorflow.python.framework import convert_to_constants as c2c
 
     with _composites_kept():  # convert_variables_to_constants_v2, its readers finished
         data = c2c._FunctionConverterDataInEager(  # noqa: SLF001
             func=func, lower_control_flow=False, aggressive_inlining=False)
+        handles = {id(v.handle): v.name.split(":")[0] for v in func.graph.variables}
+        refuse_assign_then_read(data.graph_def, where, {
+            inner.op.name: handles[id(outer)] for outer, inner in func.graph.captures
+            if id(outer) in handles})
         converted, indices = c2c._replace_variables_by_constants(converter_data=data)  # noqa: SLF001
         finish_readers(converted)
         frozen = c2c._construct_concrete_function(func, converted, indices)  # noqa: SLF001

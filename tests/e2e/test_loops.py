@@ -59,3 +59,22 @@ def test_a_model_we_cannot_freeze_is_not_called_corrupt(loops, freeze, monkeypat
     assert line.startswith("error: saved_model/saved_model.pb: graphfreeze cannot freeze"), line
     assert "ResourceScatterNdUpdate" in line and "corrupt" not in line and \
         "re-export" not in line, line
+
+
+def test_a_variable_assigned_then_read_is_refused_not_frozen_wrong(loops, freeze, monkeypatch,
+                                                                  tmp_path):
+    """Dropping the assign would freeze the saved state in place of 3x + 1 (and verify, the
+    reference being the same frozen function): refused in one line naming the assign and the
+    variable, nothing written."""
+    path, _ = loops("assign_then_read")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, "--target", "android", "-o", f"{tmp_path}/out/")
+    assert result.exit_code == 3, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0] == (
+        "error: saved_model/saved_model.pb: graphfreeze cannot freeze "
+        "'StatefulPartitionedCall/AssignVariableOp': it assigns variable 'state' and then reads "
+        "it; freezing would drop the assign (a limitation of graphfreeze, not of the file: "
+        "export a function that does not read it back)"), lines[0]
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

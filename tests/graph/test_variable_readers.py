@@ -209,3 +209,51 @@ def test_a_resource_gather_of_a_resource_is_left_alone():
     before = graph_def.SerializeToString()
     finish_readers(graph_def)
     assert graph_def.SerializeToString() == before
+
+
+@pytest.mark.parametrize(("name", "refused"), [("assign_then_read", True),
+                                               ("training_batch_norm", False)])
+def test_an_assign_read_after_is_refused_before_conversion(loops, name, refused):
+    """The graph TensorFlow's converter is given (its top call inlined): the state read back
+    after its assign is refused, naming the assign and the variable; the BatchNormalization's
+    moving statistics, read before they are assigned, are not."""
+    import tensorflow as tf
+    from graphfreeze.errors import InputError
+    from graphfreeze.graph.variable_readers import refuse_assign_then_read
+    from tensorflow.python.framework import convert_to_constants as c2c
+
+    model = tf.saved_model.load(str(loops(name)[0]))  # (it holds the variables)
+    func = model.signatures["serving_default"]
+    data = c2c._FunctionConverterDataInEager(func=func, lower_control_flow=False,
+                                             aggressive_inlining=False)
+    if not refused:
+        refuse_assign_then_read(data.graph_def, "m")
+        return
+    with pytest.raises(InputError, match=r"^m: graphfreeze cannot freeze '\S*AssignVariableOp': "
+                       r"it assigns variable '\w+' and then reads it; freezing would drop"):
+        refuse_assign_then_read(data.graph_def, "m")
+
+
+@pytest.mark.parametrize("read_after", [True, False])
+def test_a_read_in_a_body_ordered_after_the_assign_by_a_control_edge(read_after):
+    """In a function body, auto control dependencies order a read after an assign by a control
+    edge only (through an Identity of the handle argument): refused; the read before it is not."""
+    from graphfreeze.errors import InputError
+    from graphfreeze.graph.variable_readers import refuse_assign_then_read
+    from graphfreeze.proto.tf import graph_pb2
+
+    graph_def = graph_pb2.GraphDef()
+    body = graph_def.library.function.add()
+    body.signature.name = "body"
+    body.signature.input_arg.add(name="h", type=20)
+    body.signature.input_arg.add(name="x", type=1)
+    body.node_def.add(name="handle", op="Identity", input=["h"])
+    assign = body.node_def.add(name="assign", op="AssignAddVariableOp", input=["handle", "x"])
+    read = body.node_def.add(name="read", op="ReadVariableOp", input=["h"])
+    (read if read_after else assign).input.append("^assign" if read_after else "^read")
+    if not read_after:
+        refuse_assign_then_read(graph_def)
+        return
+    with pytest.raises(InputError, match="^graphfreeze cannot freeze 'assign': it assigns "
+                                         "variable 'h' and then reads it"):
+        refuse_assign_then_read(graph_def)
