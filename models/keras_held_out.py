@@ -127,9 +127,42 @@ def mobilenet_v2(out: str) -> dict:
                   ["android", "tflite", "edge-int8", "onnx", "openvino"])
 
 
+SUBCLASSED = '''"""A subclassed Keras model (no symbolic inputs), registered for load_model."""
+import keras
+
+
+@keras.saving.register_keras_serializable(package="held_out")
+class Doubler(keras.Model):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = keras.layers.Dense(4)
+
+    def call(self, x):
+        return self.dense(x) * 2.0
+'''
+
+
+def subclassed(out: str) -> dict:
+    """A subclassed keras.Model (a Dense, doubled) saved as .keras, its class in subclassed.py
+    beside it (--custom-objects): it has no `.inputs` to trace it at."""
+    import numpy as np
+
+    with open(os.path.join(out, "subclassed.py"), "w") as f:
+        f.write(SUBCLASSED)
+    sys.path.insert(0, out)
+    from subclassed import Doubler
+
+    model = Doubler()
+    model(np.zeros((1, 8), np.float32))
+    model.save(os.path.join(out, "model.keras"))
+    return {**_entry("model.keras", [{"shape": [1, 8], "dtype": "float32"}], []),
+            "args": ["--custom-objects", "subclassed:Doubler"]}
+
+
 def builders() -> dict:
     return {f.__name__: f for f in (deeplab_preprocessed, deeplab_encoder_sized, deeplab_unsized,
-                                    quantized_attention, quantized_mha, mobilenet_v2)}
+                                    quantized_attention, quantized_mha, mobilenet_v2,
+                                    subclassed)}
 
 
 if __name__ == "__main__":

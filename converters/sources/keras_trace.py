@@ -43,8 +43,10 @@ def _cannot_trace(path: str, model, err: Exception, declared) -> str:
         lines[-1] if lines else type(err).__name__
     reason = reason.split(". ")[0].rstrip(".")
     where = f"{layer.group(1)} fails" if layer else "it fails"
-    shapes = ", ".join(str(tuple(t.shape)) for t in model.inputs)
-    unknown = any(None in tuple(t.shape)[1:] for t in model.inputs)
+    inputs = _inputs(model)
+    shapes = ", ".join(str(tuple(t.shape)) for t in inputs) or "it does not declare " \
+        "(a subclassed model)"
+    unknown = any(None in tuple(t.shape)[1:] for t in inputs)
     if declared is not None:
         fix = (f", and also at the size {declared[1]} declares ({declared[0]}); report it, "
                "or export it with Keras' model.export and convert that")
@@ -86,7 +88,7 @@ def declared_shapes(model) -> tuple[list[tuple], str] | None:
     where), or None when it declares none: the size a keras-hub preprocessor resizes images to
     (`image_converter.image_size`, as `from_preset` models have), else the input of a nested
     model fed by its single input (a keras-hub backbone's `image_shape`)."""
-    shapes = [tuple(t.shape) for t in model.inputs]
+    shapes = [tuple(t.shape) for t in _inputs(model)]
     if not any(None in s[1:] for s in shapes):
         return None
     size = getattr(getattr(getattr(model, "preprocessor", None), "image_converter", None),
@@ -105,6 +107,11 @@ def declared_shapes(model) -> tuple[list[tuple], str] | None:
                 if filled != shapes:
                     return filled, f"the input of its nested model {inner.name}"
     return None
+
+
+def _inputs(model) -> list:
+    """The model's symbolic inputs; none for a subclassed model (it has no `.inputs`)."""
+    return list(getattr(model, "inputs", None) or [])
 
 
 def _fill(shape: tuple, declared: tuple) -> tuple:

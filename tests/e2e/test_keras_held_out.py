@@ -129,3 +129,15 @@ def test_keep_float_a_layer_fused_into_its_neighbour(keras_held_out, freeze, tmp
              if tensors[int(op["outputs"][0])]["name"] == kept]
     assert [op["op_name"] for op in convs] == ["CONV_2D"], convs
     assert all(tensors[int(i)]["dtype"] == np.float32 for i in convs[0]["inputs"] if i >= 0)
+
+
+def test_a_subclassed_model_is_refused_in_one_line(keras_held_out, freeze, tmp_path,
+                                                   monkeypatch):
+    """A subclassed keras.Model has no `.inputs`: refused as graphfreeze's limitation (was an
+    internal error: AttributeError reading `model.inputs`), nothing written."""
+    path, args = keras_held_out("subclassed")
+    monkeypatch.chdir(path.parent)
+    result = freeze(path.name, *args, "--target", "android", "-o", f"{tmp_path}/out/")
+    assert_failed(result, 3, "model.keras: graphfreeze cannot trace", "subclassed model")
+    assert "corrupt" not in result.output
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
