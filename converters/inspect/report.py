@@ -7,7 +7,7 @@ the graph's ops its format cannot take, judged on what inference would run.
 
 from __future__ import annotations
 
-from graphfreeze.errors import InputError, install_hint
+from graphfreeze.errors import GraphFreezeError, InputError, first_line, install_hint
 from graphfreeze.io import storage
 
 SCHEMA_VERSION = 1
@@ -72,6 +72,11 @@ def artifact(path: str, registry, on_load=lambda: None) -> dict | None:
             raise ConfigError(f"{path}: reading a {fmt.name} artifact needs "
                               f"{', '.join(fmt.missing()) or err.name}, not installed; "
                               f"{install_hint(fmt.extra)}") from err
+        except GraphFreezeError:
+            raise
+        except Exception as err:  # noqa: BLE001 -- the file is untrusted: its runtime refused it
+            raise InputError(f"{path}: not a readable {fmt.name} artifact ({first_line(err)}); "
+                             "convert the model again") from err
         if described is None:
             continue
         report = {"schema_version": SCHEMA_VERSION, "path": path, "kind": "artifact",
@@ -152,7 +157,6 @@ def op_gaps(graph_def, candidates, registry, where: str = "the graph") -> list:
 
 def _format_gaps(graph, ops, formats, where) -> list:
     import tensorflow as tf
-    from graphfreeze.errors import InputError, first_line
     from graphfreeze.plugins import OpGaps
 
     gaps = []

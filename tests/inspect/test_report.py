@@ -58,3 +58,36 @@ def test_inspect_of_a_file_no_format_reads_still_says_what_it_expects(written):
     (written / "notes.txt").write_text("hello")
     done = freeze(written, "inspect", "notes.txt")
     assert done.returncode == 3 and "not a model graphfreeze knows" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("name,fmt", [("model.ckpt-200.edge-int8.tflite", "tflite"),
+                                      ("model.ckpt-200.onnx", "onnx"),
+                                      ("model.ckpt-200.xml", "openvino")])
+def test_inspect_of_a_damaged_artifact_is_one_line_naming_it(written, name, fmt):
+    data = (written / "out" / name).read_bytes()
+    head = data[:data.index(b">", data.index(b"<net")) + 1] if fmt == "openvino" else data[:8]
+    for damaged, content in (("cut", data[:len(data) // 2]), ("garbage", head + b"x" * 64)):
+        copy = f"{damaged}-{name}"
+        (written / copy).write_bytes(content)
+        done = freeze(written, "inspect", copy)
+        assert done.returncode == 3, done.stderr
+        assert done.stderr.startswith(f"error: {copy}: not a readable {fmt} artifact (")
+        assert done.stderr.rstrip().endswith("convert the model again")
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_inspect_of_an_onnx_with_an_unknown_element_type_shows_its_code(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph)
+    model.graph.input[0].type.tensor_type.elem_type = 99  # a newer onnx's type
+    onnx.save(model, tmp_path / "new.onnx")
+    done = freeze(tmp_path, "inspect", "new.onnx", "--json")
+    assert done.returncode == 0, done.stderr
+    (given,) = json.loads(done.stdout)["inputs"]
+    assert given["dtype"] == "elem_type 99"

@@ -23,10 +23,15 @@ def describe(path: str) -> dict | None:
     def tensor(value) -> dict:
         typed = value.type.tensor_type
         dims = [d.dim_value if d.HasField("dim_value") else None for d in typed.shape.dim]
-        return {"name": value.name,
-                "dtype": onnx.helper.tensor_dtype_to_np_dtype(typed.elem_type).name
-                if typed.elem_type else "?",
+        return {"name": value.name, "dtype": dtype(typed.elem_type),
                 "shape": dims if typed.HasField("shape") else None}
+
+    def dtype(code: int) -> str:
+        """numpy's name of an ONNX element type; an unknown one (a newer onnx's) by its code."""
+        try:
+            return onnx.helper.tensor_dtype_to_np_dtype(code).name if code else "?"
+        except (KeyError, ValueError, TypeError):
+            return f"elem_type {code}"
 
     return {"inputs": [tensor(v) for v in graph.input if v.name not in weights],
             "outputs": [tensor(v) for v in graph.output],

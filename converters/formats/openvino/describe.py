@@ -18,16 +18,29 @@ def describe(path: str) -> dict | None:
 
     load_for(path)  # (an IR of string ops: openvino-tokenizers' extension first)
 
-    model = ov.Core().read_model(path)
+    try:
+        model = ov.Core().read_model(path)
+    except RuntimeError as err:  # its one line, not where in OpenVINO's sources it was raised
+        from graphfreeze.formats.openvino.runtime import reason
+
+        raise ValueError(reason(err)) from err
 
     def tensor(port) -> dict:
         shape = port.get_partial_shape()
         name = port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
         return {"name": name,
-                "dtype": port.get_element_type().to_dtype().name
-                if port.get_element_type().is_static() else "?",
+                "dtype": dtype(port.get_element_type()),
                 "shape": None if shape.rank.is_dynamic else
                 [d.get_length() if d.is_static else None for d in shape]}
+
+    def dtype(element) -> str:
+        """numpy's name of an element type; one numpy has no type for (u4, nf4...) by its own."""
+        if not element.is_static():
+            return "?"
+        try:
+            return element.to_dtype().name
+        except (RuntimeError, KeyError, ValueError, TypeError):
+            return element.get_type_name()
 
     ops = Counter(op.get_type_name() for op in model.get_ordered_ops()
                   if op.get_type_name() not in ("Parameter", "Result"))
