@@ -7,6 +7,7 @@ import errno
 import os
 
 from rich.console import Console as _RichConsole
+from rich.markup import escape
 from rich.table import Table
 
 PIPED_WIDTH = 240  # the width printed into a pipe or a file (CI logs, `| less`) without COLUMNS
@@ -34,6 +35,12 @@ class Console(_RichConsole):
         raise BrokenPipeError(errno.EPIPE, "broken pipe")
 
 
+def literal(value) -> str:
+    """A name, path or other text read from a model, an artifact or its sidecar, as rich prints
+    it verbatim: its `[...]` not taken as markup (an ONNX name `x[/]`, `[link=...]`)."""
+    return escape(str(value))
+
+
 def size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
@@ -52,25 +59,26 @@ def written(results, report: str | None = None) -> None:
     first = results[0].sidecar
     for role, tensors in (("input", first.inputs), ("output", first.outputs)):
         for t in tensors:
-            out.print(f"{role:<7} {t['name']:<24} {t['dtype']:<8} {shape(t['shape'])}")
+            out.print(literal(f"{role:<7} {t['name']:<24} {t['dtype']:<8} {shape(t['shape'])}"))
     for w in results:
         car = w.sidecar
         nodes = f", {car.facts['node_count']} nodes" if "node_count" in car.facts else ""
-        out.print(f"[bold]{w.target}[/]: wrote {w.path} ({size(car.bytes)}{nodes})")
+        out.print(f"[bold]{literal(w.target)}[/]: wrote {literal(w.path)} "
+                  f"({size(car.bytes)}{nodes})")
         for line in car.summary:
-            out.print(f"  {line}")
+            out.print(literal(f"  {line}"))
         if car.facts.get("gpu"):
             out.print(f"  gpu: {car.facts['gpu']['line']}", markup=False)
         if car.facts.get("latency"):
             out.print(f"  latency: {latency_line(car.facts['latency'])}", markup=False)
-        out.print(f"  sidecar: {w.sidecar_path}")
+        out.print(literal(f"  sidecar: {w.sidecar_path}"))
     if report:
-        out.print(f"report: {report}")
+        out.print(literal(f"report: {report}"))
     timed = any(w.sidecar.facts.get("latency") for w in results)  # a latency column
     Console(highlight=False, width=max(out.width, 132 if timed else 120)).print(
         verification_table(results))
     for line in accuracy_lines(results):
-        out.print(line)
+        out.print(line, markup=False)
     for line in legend(results):
         out.print(line, markup=False, style="dim")
     from graphfreeze.stages.verify.diverge import lines
@@ -78,10 +86,10 @@ def written(results, report: str | None = None) -> None:
     for w in results:
         divergence = (w.sidecar.verification or {}).get("divergence")
         if divergence:
-            out.print(f"[bold]{w.target}[/]: " + "\n".join(lines(divergence)), markup=True)
+            out.print(f"[bold]{literal(w.target)}[/]: " + literal("\n".join(lines(divergence))))
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     for warning in sorted({x for w in results for x in w.sidecar.warnings}):
-        err.print(f"[bold yellow]warning:[/] {warning}")
+        err.print(f"[bold yellow]warning:[/] {literal(warning)}")
 
 
 def legend(results) -> list[str]:
@@ -121,7 +129,7 @@ def verification_table(results) -> Table:
     where = next((w.sidecar.verification.get("data", "seeded inputs") for w in results
                   if w.sidecar.verification), "seeded inputs")
     against = "golden outputs" if where.startswith("the golden") else "the original"
-    table = Table(title=f"compared with {against} on {where}", title_justify="left")
+    table = Table(title=literal(f"compared with {against} on {where}"), title_justify="left")
     numbers = ("size", "max |diff|", "mean |diff|", "rmse", "cosine", "top-1", "latency")
     timed = any(w.sidecar.facts.get("latency") for w in results)  # --benchmark
     for col in ("target", "file", "size", "output", *numbers[1:6], "ok",
@@ -131,16 +139,18 @@ def verification_table(results) -> Table:
     for w in results:
         car = w.sidecar
         check = car.verification
-        name = car.file
+        name = literal(car.file)
         lat = car.facts.get("latency")
         latency = (ms(lat["median_ms"]) if lat else "-",) if timed else ()
         if not check:
-            table.add_row(w.target, name, size(car.bytes), "-", "not verified", "", "", "", "",
+            table.add_row(literal(w.target), name, size(car.bytes), "-", "not verified", "", "",
+                          "", "",
                           "", *latency)
             continue
         for output, m in check["metrics"].items():
             top1 = m.get("top1_agreement")
-            table.add_row(w.target, name, size(car.bytes), output, f"{m['max_abs_diff']:.2g}",
+            table.add_row(literal(w.target), name, size(car.bytes), literal(output),
+                          f"{m['max_abs_diff']:.2g}",
                           f"{m['mean_abs_diff']:.2g}", f"{m['rmse']:.2g}", f"{m['cosine']:.6f}",
                           "" if top1 is None else f"{top1:.0%}", "yes" if check["passed"] else "no",
                           *latency)
@@ -156,13 +166,14 @@ def report(data: dict) -> None:
     written = data["kind"] == "artifact"  # an artifact file (Format.describe), not a model
     kind = f"{data['format'].replace('_', ' ')} artifact" if written else \
         data["kind"].replace("_", " ")
-    out.print(f"[bold]{data['path']}[/]: {kind}, {size(data.get('size_bytes', 0))}")
+    out.print(f"[bold]{literal(data['path'])}[/]: {literal(kind)}, "
+              f"{size(data.get('size_bytes', 0))}")
     if data.get("tag_sets"):
-        out.print("tag sets: " + "; ".join(",".join(t) for t in data["tag_sets"]))
+        out.print("tag sets: " + "; ".join(",".join(t) for t in data["tag_sets"]), markup=False)
     for sig in data.get("signatures", []):
         ins = ", ".join(f"{t['key']}={t['name']}" for t in sig["inputs"])
         outs = ", ".join(f"{t['key']}={t['name']}" for t in sig["outputs"])
-        out.print(f"signature {sig['key']}: {ins} -> {outs}")
+        out.print(f"signature {sig['key']}: {ins} -> {outs}", markup=False)
     table = Table(title="inputs and outputs" if written else "likely inputs and outputs",
                   title_justify="left")
     for col in ("role", "name", "dtype", "shape"):
@@ -172,28 +183,30 @@ def report(data: dict) -> None:
             label = t["name"] + (f" (key {t['key']})" if t.get("key") else "")
             dtype = (t["dtype"] or "?") + (f" (scale {t['scale']:.3g}, zero point "
                                            f"{t['zero_point']})" if "scale" in t else "")
-            table.add_row(role[:-1], label, dtype, shape(t["shape"]))
+            table.add_row(role[:-1], literal(label), literal(dtype), shape(t["shape"]))
     out.print(table)
     if written:
         return artifact(out, data)
     if data.get("other_outputs"):
-        out.print("other candidate outputs: " + ", ".join(data["other_outputs"]))
+        out.print("other candidate outputs: " + ", ".join(data["other_outputs"]), markup=False)
     if data.get("flags"):
         out.print("flags folded at inference: " +
-                  ", ".join(f"{k}={v}" for k, v in data["flags"].items()))
+                  ", ".join(f"{k}={v}" for k, v in data["flags"].items()), markup=False)
     variables = data.get("variables", [])
     total = sum(v["bytes"] for v in variables)
     table = Table(title=f"variables: {len(variables)}, {size(total)}", title_justify="left")
     for col in ("name", "shape", "dtype", "bytes"):
         table.add_column(col, justify="right" if col == "bytes" else "left")
     for v in variables[:20]:
-        table.add_row(v["name"], shape(v["shape"]), v["dtype"], size(v["bytes"]))
+        table.add_row(literal(v["name"]), shape(v["shape"]), literal(v["dtype"]),
+                      size(v["bytes"]))
     if len(variables) > 20:
         table.add_row(f"... {len(variables) - 20} more (--json lists all)", "", "", "")
     out.print(table)
     ops = sorted(data.get("op_counts", {}).items(), key=lambda kv: (-kv[1], kv[0]))
     out.print(f"ops ({sum(n for _, n in ops)} nodes): " +
-              ", ".join(f"{op} {n}" for op, n in ops[:15]) + (" ..." if len(ops) > 15 else ""))
+              ", ".join(f"{op} {n}" for op, n in ops[:15]) + (" ..." if len(ops) > 15 else ""),
+              markup=False)
     for gaps in data.get("targets", {}).values():
         out.print(gaps["summary"], markup=False, highlight=False)
     if any(terms.CHECKED_OPS[0] in g["summary"] for g in data.get("targets", {}).values()):
@@ -206,7 +219,8 @@ def artifact(out, data: dict) -> None:
     out.print(f"ops ({sum(n for _, n in ops)}): " + ", ".join(f"{op} {n}" for op, n in ops[:15]) +
               (" ..." if len(ops) > 15 else ""), markup=False)
     if data.get("opset"):
-        out.print("opset: " + ", ".join(f"{k} {v}" for k, v in data["opset"].items()))
+        out.print("opset: " + ", ".join(f"{k} {v}" for k, v in data["opset"].items()),
+                  markup=False)
     car = data.get("sidecar")
     if car is None:
         out.print(data.get("sidecar_error") or f"no sidecar beside it ({data['path']}.json): not "
@@ -232,7 +246,8 @@ def artifact(out, data: dict) -> None:
 def device(data: dict) -> None:
     """`freeze inspect --device gpu`: the coverage line, then each op that falls back."""
     out = Console(highlight=False, soft_wrap=True)
-    out.print(f"[bold]{data['path']}[/] ({data['judged']}): {data['device']}: {data['line']}")
+    out.print(f"[bold]{literal(data['path'])}[/] " +
+              literal(f"({data['judged']}): {data['device']}: {data['line']}"))
     for v in data["falls_back"]:
         out.print(f"  subgraph {v['subgraph']} op {v['index']} {v['op']}: {v['reason']}",
                   markup=False)

@@ -48,3 +48,22 @@ def test_a_run_into_a_pipe_names_its_files_whole_and_explains_its_terms(sample):
     assert any("rmse/scale" in line and "rounding alone" in line for line in lines[:-2] if
                line.startswith("  worst quantized layers"))
     assert any(line.startswith("rmse/scale: ") and "int8 steps" in line for line in lines)
+
+
+def test_names_from_an_artifact_are_printed_verbatim_not_as_markup(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+
+    names = ["x[/]", "[link=http://127.0.0.1/]y[/link]", "[bold]z"]
+    graph = helper.make_graph(
+        [helper.make_node("Identity", [names[0]], [names[1]]),
+         helper.make_node("Identity", [names[1]], [names[2]])], "g",
+        [helper.make_tensor_value_info(names[0], TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1]) for n in names[1:]])
+    onnx.save(helper.make_model(graph), tmp_path / "[red]m.onnx")
+    done = piped("inspect", "[red]m.onnx", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("[red]m.onnx: onnx artifact")
+    rows = [line.split("│")[2].strip() for line in done.stdout.splitlines()
+            if line.startswith(("│ input", "│ output"))]
+    assert rows == names
