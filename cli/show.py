@@ -226,13 +226,15 @@ def artifact(out, data: dict) -> None:
         out.print(data.get("sidecar_error") or f"no sidecar beside it ({data['path']}.json): not "
                   "written by graphfreeze, or copied without it", markup=False)
         return
-    source = car.get("source", {})
+    source = car.get("source") if isinstance(car.get("source"), dict) else {}  # untrusted
     out.print(f"sidecar: target {car['target']}, from {source.get('path', '?')} "
               f"({source.get('kind', '?')}), graphfreeze {car.get('graphfreeze_version', '?')}",
               markup=False)
     check = car.get("verification")
     if check:
-        worst = ", ".join(f"{k} {v:.2g}" for k, v in check.get("max_abs_diff", {}).items())
+        diffs = check.get("max_abs_diff")
+        worst = ", ".join(f"{k} {v:.2g}" if type(v) in (int, float) else f"{k} {v!r}"
+                          for k, v in (diffs.items() if isinstance(diffs, dict) else ()))
         out.print(f"verified: {'passed' if check.get('passed') else 'failed'} on "
                   f"{check.get('data', 'seeded inputs')}" +
                   (f" (max |diff| {worst})" if worst else ""), markup=False)

@@ -22,9 +22,12 @@ def _judged(func):
               help="Golden outputs saved with --save-golden (default: those the run that wrote "
                    "ARTIFACT saved, as its sidecar records).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--unsafe", is_flag=True,
+              help="Trust the sidecar: read the golden folder it records even outside the "
+                   "artifact's folder (an absolute path, ../.., gs://).")
 @_judged
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
-def verify_command(artifact, golden, as_json, debug, **values):
+def verify_command(artifact, golden, as_json, unsafe, debug, **values):
     """Run ARTIFACT (with its sidecar beside it) in its own runtime on the golden inputs and
     judge it against the golden outputs, by its target's verification. Without --golden: the
     golden folder the run that wrote ARTIFACT saved (`freeze ... --save-golden DIR`)."""
@@ -38,7 +41,7 @@ def verify_command(artifact, golden, as_json, debug, **values):
         from graphfreeze_cli import show
 
         path = storage.expand(artifact)
-        folder = storage.expand(golden) if golden else _recorded_golden(artifact, path)
+        folder = storage.expand(golden) if golden else _recorded_golden(artifact, path, unsafe)
         quiet_tensorflow(debug)
         given = {k: v for k, v in values.items() if v is not None}
         report = verify_file(path, folder, Registry.default(), given)
@@ -60,7 +63,7 @@ def verify_command(artifact, golden, as_json, debug, **values):
     run(check, debug)
 
 
-def _recorded_golden(artifact: str, path: str) -> str:
+def _recorded_golden(artifact: str, path: str, unsafe: bool = False) -> str:
     """The golden folder ARTIFACT's sidecar records; UsageRefused (exit 2) naming the fix when
     there is none to verify against."""
     from graphfreeze.data.golden import ARRAYS
@@ -70,7 +73,7 @@ def _recorded_golden(artifact: str, path: str) -> str:
 
     if not storage.exists(path):
         raise InputError(f"{artifact}: not found; give an artifact graphfreeze wrote")
-    folder = golden(path, read(path))
+    folder = golden(path, read(path), unsafe)
     fix = "pass --golden DIR, a folder written by `freeze ... --save-golden DIR`"
     if folder is None:
         raise UsageRefused(f"{artifact}: its sidecar records no golden outputs to verify "

@@ -99,15 +99,16 @@ def read(path: str) -> dict:
     return sidecar
 
 
-def golden(path: str, sidecar: dict) -> str | None:
+def golden(path: str, sidecar: dict, unsafe: bool = False) -> str | None:
     """The golden folder the run that wrote the artifact at `path` saved (--save-golden), as
-    its sidecar records it (relative to the artifact's folder), or None."""
+    its sidecar records it (golden.recorded_folder: beside the artifact unless `unsafe`), or
+    None."""
     recorded = sidecar.get("golden")
     if not isinstance(recorded, str) or not recorded:
         return None
-    if storage.is_remote(recorded) or os.path.isabs(recorded):
-        return recorded
-    return os.path.normpath(os.path.join(os.path.dirname(path), recorded))
+    from graphfreeze.data.golden import recorded_folder
+
+    return recorded_folder(path, recorded, unsafe)
 
 
 def _malformed(sidecar: dict) -> str | None:

@@ -38,6 +38,25 @@ def save(files, folder: str, feeds: dict, inputs, outputs, expected: list, label
               (json.dumps(record, indent=2, sort_keys=True) + "\n").encode(), "--save-golden")
 
 
+def recorded_folder(artifact: str, recorded: str, unsafe: bool = False) -> str:
+    """The golden folder an artifact's sidecar records (relative to the artifact's folder),
+    resolved. The sidecar is untrusted: unless `unsafe`, only a relative path inside the folder
+    that holds the artifact's folder (`-o out/ --save-golden golden` records `../golden`), not
+    an absolute path, a URL (gs://: the user's credentials) or a deeper `..`; else InputError."""
+    import os
+    import posixpath
+    import re
+
+    if not unsafe and (re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", recorded) or "\\" in recorded or
+                       os.path.isabs(recorded) or recorded.startswith("~") or
+                       posixpath.normpath(recorded).split("/")[:2] == ["..", ".."]):
+        raise InputError(f"{artifact}.json: the sidecar's golden folder {recorded!r} is not "
+                         "beside the artifact; pass --golden DIR (or --unsafe to read it)")
+    if storage.is_remote(recorded) or os.path.isabs(recorded):
+        return recorded
+    return os.path.normpath(os.path.join(os.path.dirname(artifact), recorded))
+
+
 def rows(feeds: dict) -> int:
     """How many rows the inputs hold: the first dimension of the first that has one (scalars
     are one row; no inputs, none)."""

@@ -32,6 +32,21 @@ def check_digest(path: str, parts: list[str], recorded: str | None) -> None:
                          f"{recorded[:12]}); the file was changed after it was written")
 
 
+def _bounds(path: str, bounds, outputs) -> dict | None:
+    """The sidecar's {output: [low, high]} (its op's own range, judge.BOUNDED_OPS: the sidecar
+    is untrusted, so no range wider than those); InputError when it is anything else."""
+    from graphfreeze.stages.verify.judge import BOUNDED_OPS
+
+    names = {o.name for o in outputs}
+    ranges = [list(r) for r in BOUNDED_OPS.values()]
+    if bounds is None or isinstance(bounds, dict) and all(
+            k in names and v in ranges and all(type(x) in (int, float) for x in v)
+            for k, v in bounds.items()):
+        return bounds
+    raise InputError(f"{path}.json: the sidecar's 'bounds' is not [low, high]; convert the model "
+                     "again")
+
+
 def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> dict:
     """The verification report of the artifact at `path` against `golden_dir`; a
     VerificationError (nothing changed) when it fails."""
@@ -75,7 +90,7 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
         recorded = sidecar.get("verification") or {}
         report = verdict(artifact, ref, options, fmt.open(path, inputs, outputs, untrusted=True),
                          detections=frozenset(recorded.get("detections", ())),
-                         bounds=recorded.get("bounds"))
+                         bounds=_bounds(path, recorded.get("bounds"), outputs))
     except RunError as err:
         raise InputError(f"{path}: {err}; the file is not the artifact its sidecar describes, "
                          f"or not one this machine's {fmt.name} runtime runs") from err
