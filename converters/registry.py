@@ -36,6 +36,13 @@ GROUPS = {"stage": "graphfreeze.stages", "target": "graphfreeze.targets",
           "format": "graphfreeze.formats", "executor": "graphfreeze.executors"}
 
 
+def _is_entry_point(value) -> bool:
+    """An entry point not loaded yet: importlib.metadata's, or the importlib_metadata backport's
+    (what the standard one hands out once a package has imported the backport: pygal does)."""
+    return isinstance(value, metadata.EntryPoint) or (
+        type(value).__name__ == "EntryPoint" and callable(getattr(value, "load", None)))
+
+
 class Registry:
     """Names to stages, targets, passes and sources, each with the package that provides it."""
 
@@ -172,7 +179,7 @@ class Registry:
         if isinstance(value, _Builtin):  # named as its folder
             value = checked("format", getattr(importlib.import_module(value.module), value.attr),
                             name, f"{value.module}.{value.attr}", provider)
-        elif isinstance(value, metadata.EntryPoint):
+        elif _is_entry_point(value):
             what = f"{kind} '{name}' from {provider}"
             value = checked(kind, loaded(value, what), name, what, provider)
         else:

@@ -157,3 +157,13 @@ def test_a_target_loads_its_own_format_only(sample, tmp_path):
     assert registry.format_of("verify") is None and registry.format_of("export_onnx").name == "onnx"
     assert registry.format_of("compile_npu") is None  # tflite's, not its export stage
     assert registry.format_of("no_such_stage") is None
+
+
+def test_plugins_load_after_a_package_imported_the_metadata_backport(plugin):
+    """pygal (the batch reports' charts) imports importlib_metadata, whose EntryPoint the
+    standard importlib.metadata then hands out: a plugin target still loads."""
+    import importlib_metadata  # noqa: F401 -- as pygal imports it
+
+    registry = Registry.default()
+    plans = plan.build(registry, ["tagged-android"])
+    assert [s.stage.name for s in plans[0].steps] == ["freeze_variables", "tag", "export_frozen_graph"]
