@@ -63,6 +63,15 @@ def _rfft_length(node, by_name) -> int | None:
     return int(value[0]) if value.size == 1 else None
 
 
+# the cos and sin matrices of one RFFT at most (a frame's FFT: 512 points, 0.5 MB); a whole clip's
+# (48,000 points: 2 x 4.6 GB) is left as an RFFT, for the target to take or refuse in one line
+MAX_MATRIX_BYTES = 64 << 20
+
+
+def _matrix_bytes(n: int, length: int) -> int:
+    return 2 * n * (length // 2 + 1) * 4
+
+
 def rewrite_real_dft(graph_def, keep: list[str], owned: bool = False):
     """Real/Imag/ComplexAbs of an RFFT -> MatMuls with DFT matrices. `owned=True`: in place."""
     del keep  # every rewritten node keeps its name and outputs
@@ -74,7 +83,8 @@ def rewrite_real_dft(graph_def, keep: list[str], owned: bool = False):
         by_name[r].op in PARTS and not any(i == f"^{n.name}" for i in by_name[r].input)
         for r in readers[n.name]) and _rfft_length(n, by_name)]
     sizes = _last_dims(graph_def, [n.input[0] for n in found]) if found else {}
-    found = [n for n in found if sizes.get(n.input[0])]
+    found = [n for n in found if sizes.get(n.input[0]) and
+             _matrix_bytes(sizes[n.input[0]], _rfft_length(n, by_name)) <= MAX_MATRIX_BYTES]
     if not found:
         return graph_def
     if not owned:
