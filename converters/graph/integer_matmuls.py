@@ -5,20 +5,22 @@ int8 x int8 -> int32 `BatchMatMulV3` (its inputs quantized on the fly, its int8 
 which TFLite's builtins lack (`tfl.fully_connected` takes int8 only as a quantized type) and
 OpenVINO's TensorFlow frontend converts to a product that overflows (outputs off by 1e4).
 `float_integer_matmuls` computes such a product in float32 on the integer values cast to float:
-exact while a sum of products stays below 2**24 (inner sizes up to 1040 at int8's worst case),
-and the int8 kernel's values stay integers, so the int8 targets quantize them back to the same
-int8 values (scale 1).
+exact while a sum of products stays below 2**24 (inner sizes up to 1040 at int8's worst case;
+beyond, float32's rounding of a sum of up to 2**31, far below the dequantized output's own
+error). The kernel's values stay integers, so an int8 target holds them as Keras did where a
+channel's largest |value| is 127 (its scale then 1), and within one step of them otherwise.
+int16 operands (one product past 2**24) are left as they are.
 """
 
 from __future__ import annotations
 
 from graphfreeze.graph.graphdefs import GraphDef, is_control, split_tensor
 from graphfreeze.proto.tf.types_pb2 import DT_FLOAT as _FLOAT
-from graphfreeze.proto.tf.types_pb2 import DT_INT8, DT_INT16, DT_UINT8
+from graphfreeze.proto.tf.types_pb2 import DT_INT8, DT_UINT8
 from graphfreeze.proto.tf.types_pb2 import DT_INT32 as _INT32
 
 MATMULS = ("BatchMatMulV3",)
-_INTEGERS = (DT_INT8, DT_UINT8, DT_INT16)
+_INTEGERS = (DT_INT8, DT_UINT8)
 
 
 def float_integer_matmuls(graph_def) -> GraphDef:
