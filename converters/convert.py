@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from graphfreeze import names, plan
-from graphfreeze.errors import InputError, OutputError
+from graphfreeze.errors import ConfigError, InputError, OutputError
 from graphfreeze.graph import inputs as graph_inputs
 from graphfreeze.io import outputs, storage
 from graphfreeze.options import RunOptions, flag_of, parse_options, paths_of
@@ -212,6 +212,9 @@ def execute(prepared: Prepared,
     during the renames are delivered once they are done (storage.Transaction.commit)."""
     from graphfreeze.process import tensorflow_child
 
+    if prepared.run.report and prepared.reporter is None:  # (before any work)
+        raise ConfigError("report: give execute() a Prepared with a reporter, e.g. "
+                          "dataclasses.replace(prepared, reporter=graphfreeze.batch.report.one_run)")
     request, memo = prepared.request, {}
     direct = _direct(prepared)
     interface = direct and prepared.source.interface(request.source, prepared.source_options,

@@ -109,6 +109,7 @@ def install_hint(extra: str) -> str:
     environment's own pip. graphfreeze is not on PyPI: a bare `graphfreeze[extra]` would find
     another project's package, so without a record it names what to put there."""
     import json
+    import re
     import sys
     from importlib import metadata
     from urllib.parse import unquote, urlparse
@@ -124,7 +125,8 @@ def install_hint(extra: str) -> str:
             break
     url = record.get("url", "")
     path = unquote(urlparse(url).path) if url.startswith("file://") else ""
-    if "vcs_info" in record:
+    if "vcs_info" in record:  # (credentials in the URL stay out of messages and CI logs)
+        url = re.sub(r"//[^/@]*@", "//", url)
         commit = record["vcs_info"].get("commit_id")
         return f"{pip} 'graphfreeze[{extra}] @ {record['vcs_info']['vcs']}+{url}" \
                f"{'@' + commit if commit else ''}'"

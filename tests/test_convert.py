@@ -228,3 +228,16 @@ def test_prepare_imports_no_tensorflow(samples, other_samples):
     assert list(report["kinds"].values()) == ["checkpoint", "checkpoint", "saved_model",
                                               "keras", "frozen_graph"]
     assert report["heavy"] == [], f"prepare imported {report['heavy']}"
+
+
+def test_a_report_asked_of_the_api_without_a_reporter_is_one_line_before_any_work(sample, tmp_path):
+    from graphfreeze.convert import execute
+    from graphfreeze.errors import ConfigError
+
+    folder = sample("iris")
+    prepared = prepare(Request(source=str(folder / "model.ckpt-200"), outputs=("probs",),
+                               output=str(tmp_path / "out/"),
+                               run_options={"report": str(tmp_path / "report.html")}))
+    with pytest.raises(ConfigError, match="reporter"):
+        execute(prepared)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "report.html").exists()
