@@ -195,64 +195,8 @@ def rewired(graph_def, dtypes: dict[str, int]):
 
 
 _GATHERS = {"ResourceGather": "GatherV2", "ResourceGatherNd": "GatherNd"}
-_ASSIGNS = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp")
+ASSIGNS = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp")
 _RESOURCE = 20
-
-
-def refuse_assign_then_read(graph_def, where: str = "", names: dict | None = None) -> None:
-    """An InputError when a body reads a variable after assigning it (the read depends on the
-    assign by a data or control path): freezing drops the assign (`finish_readers`), so the read
-    would get the saved value. Checked on the graph before its variables are converted (the
-    converter drops a read's control inputs). `names`: a resource's source node -> the variable's
-    name, for the message."""
-    from graphfreeze.errors import InputError
-
-    for nodes in [graph_def.node, *(f.node_def for f in graph_def.library.function)]:
-        found = _assign_then_read(nodes)
-        if found:
-            node, variable = found
-            variable = (names or {}).get(variable, variable)
-            raise InputError(f"{where + ': ' if where else ''}graphfreeze cannot freeze "
-                             f"'{node}': it assigns variable '{variable}' and then reads it; "
-                             "freezing would drop the assign (a limitation of graphfreeze, not "
-                             "of the file: export a function that does not read it back)")
-
-
-def _assign_then_read(nodes) -> tuple[str, str] | None:
-    """(an assign, its variable's source) when a node of `nodes` that depends on the assign takes
-    the variable (a read, a gather, a call it is passed to)."""
-    by_name = {n.name: n for n in nodes}
-    assigns = [n for n in nodes if n.op in _ASSIGNS]
-    if not assigns:
-        return None
-
-    sources: dict[str, str] = {}
-
-    def source(edge: str) -> str:
-        """The node (or argument) `edge` comes from, through Identity nodes."""
-        name = edge.lstrip("^").split(":")[0]
-        if name not in sources:
-            node = by_name.get(name)
-            sources[name] = source(node.input[0]) if node is not None and \
-                node.op == "Identity" and node.input else name
-        return sources[name]
-
-    consumers: dict[str, list] = {}
-    for node in nodes:
-        for edge in node.input:
-            consumers.setdefault(edge.lstrip("^").split(":")[0], []).append(node)
-    for assign in assigns:
-        variable, seen, todo = source(assign.input[0]), {assign.name}, [assign.name]
-        while todo:
-            for node in consumers.get(todo.pop(), ()):
-                if node.op not in (*_ASSIGNS, "Identity") and \
-                        any(source(edge) == variable for edge in node.input
-                            if not edge.startswith("^")):
-                    return assign.name, variable  # a read, or a call passed the variable
-                if node.name not in seen:
-                    seen.add(node.name)
-                    todo.append(node.name)
-    return None
 
 
 def finish_readers(graph_def) -> None:
@@ -261,7 +205,7 @@ def finish_readers(graph_def) -> None:
     those inside functions, tensorflow#51488: a `While` body reading an embedding) becomes
     GatherV2/GatherNd; an assign to it (a layer called in training mode updating its
     statistics: a frozen graph has no state to update) is dropped (one read after is refused
-    before, `refuse_assign_then_read`)."""
+    before, assign_reads.refuse_assign_then_read)."""
     _finish(graph_def.node, None)
     for function in graph_def.library.function:
         _finish(function.node_def, function)
@@ -290,7 +234,7 @@ def _finish(nodes, function) -> None:
     for node in list(nodes):
         if node.op in _GATHERS and is_value(node.input[0]):
             _gather(nodes, node, function is not None)
-        elif node.op in _ASSIGNS and is_value(node.input[0]):
+        elif node.op in ASSIGNS and is_value(node.input[0]):
             dropped.add(node.name)
     if not dropped:
         return

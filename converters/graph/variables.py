@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 from collections.abc import Callable, Iterable
 
 import numpy as np
+from graphfreeze.graph.assign_reads import refuse_assign_then_read
 from graphfreeze.graph.consts import set_value
 from graphfreeze.graph.graphdefs import copied
-from graphfreeze.graph.variable_readers import finish_readers, frozen_names, refuse_assign_then_read, rewired
+from graphfreeze.graph.variable_readers import finish_readers, frozen_names, rewired
 
 # Ops that only carry a reference through; with a constant behind them they take plain tensors.
 _REF_OPS = {"RefSwitch": "Switch", "RefIdentity": "Identity", "RefEnter": "Enter",

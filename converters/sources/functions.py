@@ -92,9 +92,10 @@ def _freeze(func, input_keys: list[str], output_keys: list[str], where: str = "t
     `input_keys` follow `func.inputs` (captures excluded), `output_keys` `func.outputs`.
     Control flow stays functional (`If`/`While`); the strip stage inlines what is constant.
     """
+    from graphfreeze.graph.assign_reads import refuse_assign_then_read
     from graphfreeze.graph.graphdefs import split_tensor, tensor_name
     from graphfreeze.graph.renames import rename_nodes
-    from graphfreeze.graph.variable_readers import finish_readers, refuse_assign_then_read
+    from graphfreeze.graph.variable_readers import finish_readers
     from tensorflow.core.framework import node_def_pb2
     from tensorflow.python.framework import convert_to_constants as c2c
 

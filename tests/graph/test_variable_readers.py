@@ -219,7 +219,7 @@ def test_an_assign_read_after_is_refused_before_conversion(loops, name, refused)
     moving statistics, read before they are assigned, are not."""
     import tensorflow as tf
     from graphfreeze.errors import InputError
-    from graphfreeze.graph.variable_readers import refuse_assign_then_read
+    from graphfreeze.graph.assign_reads import refuse_assign_then_read
     from tensorflow.python.framework import convert_to_constants as c2c
 
     model = tf.saved_model.load(str(loops(name)[0]))  # (it holds the variables)
@@ -239,7 +239,7 @@ def test_a_read_in_a_body_ordered_after_the_assign_by_a_control_edge(read_after)
     """In a function body, auto control dependencies order a read after an assign by a control
     edge only (through an Identity of the handle argument): refused; the read before it is not."""
     from graphfreeze.errors import InputError
-    from graphfreeze.graph.variable_readers import refuse_assign_then_read
+    from graphfreeze.graph.assign_reads import refuse_assign_then_read
     from graphfreeze.proto.tf import graph_pb2
 
     graph_def = graph_pb2.GraphDef()
