@@ -67,3 +67,31 @@ def test_a_missing_extra_is_added_as_this_environment_installed_graphfreeze():
 
     root = Path(__file__).resolve().parent.parent
     assert install_hint("ray") == f"{sys.executable} -m pip install -e '{root}[ray]'"
+
+
+@pytest.mark.parametrize("record, hint", [
+    ({"url": "https://user:token@git.example/org/graphfreeze.git",
+      "vcs_info": {"vcs": "git", "commit_id": "abc123"}},
+     "'graphfreeze[ray] @ git+https://git.example/org/graphfreeze.git@abc123'"),  # no token
+    ({"url": "file:///w/dist/graphfreeze-0.1.0-py3-none-any.whl", "archive_info": {}},
+     "'/w/dist/graphfreeze-0.1.0-py3-none-any.whl[ray]'"),
+    ({"url": "file:///w/graphfreeze", "dir_info": {}}, "'/w/graphfreeze[ray]'"),
+    ({"url": "https://files.example/graphfreeze.whl", "archive_info": {}},
+     "'CHECKOUT_OR_WHEEL[ray]'"),  # a download: nothing on this machine to name
+])
+def test_a_missing_extra_names_each_way_graphfreeze_is_installed(tmp_path, monkeypatch, record, hint):
+    """PEP 610's record of a git URL (its credentials left out), a wheel file, a folder, a
+    downloaded file."""
+    import json
+    import sys
+
+    from graphfreeze.errors import install_hint
+
+    info = tmp_path / "graphfreeze-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: graphfreeze\nVersion: 0.1.0\n")
+    (info / "direct_url.json").write_text(json.dumps(record))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    said = install_hint("ray")
+    assert said.startswith(f"{sys.executable} -m pip install ") and hint in said
+    assert "token" not in said
