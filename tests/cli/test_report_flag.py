@@ -75,5 +75,11 @@ def test_an_existing_report_or_a_wrong_suffix_is_refused_before_any_work(sample)
     assert done.returncode == 6, done.stderr
     assert done.stderr.strip().splitlines() == [
         "error: freeze: --report report.txt: name a .html, .md or .json file"]
+    done = freeze(folder, *RUN, "-o", "out/", "--report", "out/model.ckpt-200.pb.json")
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "error: out/model.ckpt-200.pb.json: the run writes an artifact or sidecar there; choose "
+        "another --report"]
     assert (folder / "report.html").read_text() == "kept\n"
     assert not list(folder.glob("model.ckpt-200.*.json")) and not (folder / "report.txt").exists()
+    assert not (folder / "out").exists()

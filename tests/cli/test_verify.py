@@ -39,6 +39,9 @@ def test_verify_without_golden_outputs_says_how_to_make_them(sample):
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "records no golden outputs" in done.stderr and "--save-golden DIR" in done.stderr
     assert "Missing option" not in done.stderr
+    done = freeze(folder, "verify", "model.ckpt-200.tflit")  # a typo: one line, exit 3
+    assert (done.returncode, done.stderr) == (3, "error: model.ckpt-200.tflit: not found; give "
+                                                 "an artifact graphfreeze wrote\n")
 
 
 def test_verify_reads_only_a_golden_folder_beside_the_artifact_and_its_bounds_as_written(sample):
