@@ -203,21 +203,23 @@ def report(data: dict) -> None:
     if len(variables) > 20:
         table.add_row(f"... {len(variables) - 20} more (--json lists all)", "", "", "")
     out.print(table)
-    ops = sorted(data.get("op_counts", {}).items(), key=lambda kv: (-kv[1], kv[0]))
-    out.print(f"ops ({sum(n for _, n in ops)} nodes): " +
-              ", ".join(f"{op} {n}" for op, n in ops[:15]) + (" ..." if len(ops) > 15 else ""),
-              markup=False)
+    out.print(_ops_line(data, " nodes"), markup=False)
     for gaps in data.get("targets", {}).values():
         out.print(gaps["summary"], markup=False, highlight=False)
     if any(terms.CHECKED_OPS[0] in g["summary"] for g in data.get("targets", {}).values()):
         out.print(terms.line(terms.CHECKED_OPS), markup=False, style="dim")
 
 
+def _ops_line(data: dict, unit: str = "") -> str:
+    """`ops (N<unit>): Op n, ...`, the 15 commonest first."""
+    ops = sorted(data.get("op_counts", {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    return f"ops ({sum(n for _, n in ops)}{unit}): " + \
+        ", ".join(f"{op} {n}" for op, n in ops[:15]) + (" ..." if len(ops) > 15 else "")
+
+
 def artifact(out, data: dict) -> None:
     """The rest of an artifact's report: its ops, and what its sidecar records."""
-    ops = sorted(data.get("op_counts", {}).items(), key=lambda kv: (-kv[1], kv[0]))
-    out.print(f"ops ({sum(n for _, n in ops)}): " + ", ".join(f"{op} {n}" for op, n in ops[:15]) +
-              (" ..." if len(ops) > 15 else ""), markup=False)
+    out.print(_ops_line(data), markup=False)
     if data.get("opset"):
         out.print("opset: " + ", ".join(f"{k} {v}" for k, v in data["opset"].items()),
                   markup=False)

@@ -79,18 +79,12 @@ def _arg_ranges(node, found, args) -> dict[str, list[int]]:
 
 
 def output_types(node) -> list[int]:
-    """The DataType of each output of `node`, from its op's definition and its attrs."""
-    from graphfreeze.proto.ops import attr_value, op_def
+    """The DataType of each output of `node`, from its op's definition and its attrs (a ref
+    output as its value's type)."""
+    from graphfreeze.proto.ops import arg_types, op_def
 
     found = op_def(node.op)
-    types = []
-    for arg in found.output_arg:
-        if arg.type_list_attr:
-            types += list(attr_value(node, found, arg.type_list_attr).list.type)
-            continue
-        one = arg.type or attr_value(node, found, arg.type_attr).type
-        types += [one] * (attr_value(node, found, arg.number_attr).i if arg.number_attr else 1)
-    return types
+    return [t % 100 for t in arg_types(found.output_arg, node, found)]
 
 
 def _keys(by_name: dict, node, ins: dict, arg: str) -> list[str] | None:

@@ -14,7 +14,7 @@ int16 operands (one product past 2**24) are left as they are.
 
 from __future__ import annotations
 
-from graphfreeze.graph.graphdefs import GraphDef, is_control, split_tensor
+from graphfreeze.graph.graphdefs import GraphDef, copied, is_control, nodes_by_name, split_tensor
 from graphfreeze.proto.tf.types_pb2 import DT_FLOAT as _FLOAT
 from graphfreeze.proto.tf.types_pb2 import DT_INT8, DT_UINT8
 from graphfreeze.proto.tf.types_pb2 import DT_INT32 as _INT32
@@ -30,9 +30,8 @@ def float_integer_matmuls(graph_def) -> GraphDef:
              n.attr["Ta"].type in _INTEGERS and n.attr["Tb"].type in _INTEGERS]
     if not found:
         return graph_def
-    out = type(graph_def)()
-    out.CopyFrom(graph_def)
-    nodes = {n.name: n for n in out.node}
+    out = copied(graph_def)
+    nodes = nodes_by_name(out)
     for name in found:
         node = nodes[name]
         node.name = f"{name}/float"

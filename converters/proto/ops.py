@@ -35,6 +35,26 @@ def attr_value(node, op_def, name: str):
                  a.HasField("default_value")), None)
 
 
+def arg_types(args, node, found) -> list[int]:
+    """The DataTypes of an OpDef's (`found`) input or output `args` on `node`, one per tensor (a
+    ref as its type + 100); KeyError naming an attr neither the node nor the op sets."""
+    def attr(name: str):
+        value = attr_value(node, found, name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    out = []
+    for arg in args:
+        if arg.type_list_attr:
+            types = list(attr(arg.type_list_attr).list.type)
+        else:
+            one = arg.type or attr(arg.type_attr).type
+            types = [one] * (attr(arg.number_attr).i if arg.number_attr else 1)
+        out.extend(t + 100 if arg.is_ref else t for t in types)
+    return out
+
+
 def tensorflow_imported() -> bool:
     """Whether TensorFlow's Python API is imported (not still importing, in another thread)."""
     module = sys.modules.get("tensorflow")

@@ -147,6 +147,7 @@ class _composites_kept:
     converter takes inside a loop: a Case is kept functional too."""
 
     def __enter__(self):
+        from graphfreeze.graph.graphdefs import all_nodes
         from tensorflow.python.framework import convert_to_constants as c2c
 
         self._module, self._saved = c2c, c2c.disable_lower_using_switch_merge
@@ -154,8 +155,7 @@ class _composites_kept:
 
         def marked(graph_def):
             graph_def = saved(graph_def)
-            for node in [*graph_def.node, *(n for f in graph_def.library.function
-                                              for n in f.node_def)]:
+            for node in all_nodes(graph_def):
                 if node.op in ("Case", "StatelessCase"):
                     node.attr["_lower_using_switch_merge"].b = False
             for fdef in graph_def.library.function:

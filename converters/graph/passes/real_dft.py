@@ -20,7 +20,7 @@ whose input's last axis or fft_length is not known, is left as it is.
 
 from __future__ import annotations
 
-from graphfreeze.graph.graphdefs import consumers, extract, free_name, node_of
+from graphfreeze.graph.graphdefs import consumers, copied, extract, free_name, node_of, nodes_by_name
 
 PARTS = ("Real", "Imag", "ComplexAbs")
 
@@ -77,7 +77,7 @@ def rewrite_real_dft(graph_def, keep: list[str], owned: bool = False):
     del keep  # every rewritten node keeps its name and outputs
     if not any(n.op == "RFFT" for n in graph_def.node):
         return graph_def
-    by_name = {n.name: n for n in graph_def.node}
+    by_name = nodes_by_name(graph_def)
     readers = consumers(graph_def)
     found = [n for n in graph_def.node if n.op == "RFFT" and readers.get(n.name) and all(
         by_name[r].op in PARTS and not any(i == f"^{n.name}" for i in by_name[r].input)
@@ -88,10 +88,8 @@ def rewrite_real_dft(graph_def, keep: list[str], owned: bool = False):
     if not found:
         return graph_def
     if not owned:
-        copy = type(graph_def)()
-        copy.CopyFrom(graph_def)
-        graph_def = copy
-        by_name = {n.name: n for n in graph_def.node}
+        graph_def = copied(graph_def)
+        by_name = nodes_by_name(graph_def)
     taken = set(by_name)
     for rfft in found:
         _rewrite(graph_def, by_name[rfft.name], [by_name[r] for r in readers[rfft.name]],

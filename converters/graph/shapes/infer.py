@@ -12,7 +12,7 @@ from graphfreeze.graph.shapes import array, math, nn, resources  # noqa: F401 (r
 from graphfreeze.graph.shapes.context import FUNCTIONS, Context, PartialShape, shape_of
 from graphfreeze.graph.shapes.dims import ShapeError, Unsupported, merge, text
 from graphfreeze.proto import dtypes
-from graphfreeze.proto.ops import attr_value
+from graphfreeze.proto.ops import arg_types
 
 _NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_./-]*(>[A-Za-z0-9.][A-Za-z0-9_./-]*)*\Z")
 _KNOWN_NOTHING = ("Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "VarHandleOp",
@@ -129,21 +129,10 @@ def _op_def(op: str):
 
 def _types(args, node, op_def) -> list[int]:
     """The dtypes of an OpDef's inputs or outputs on `node`, one per tensor (refs + 100)."""
-    def attr(name: str):
-        value = attr_value(node, op_def, name)
-        if value is None:
-            raise Unsupported(f"attr {name}")
-        return value
-
-    out = []
-    for arg in args:
-        if arg.type_list_attr:
-            types = list(attr(arg.type_list_attr).list.type)
-        else:
-            one = arg.type or attr(arg.type_attr).type
-            types = [one] * (attr(arg.number_attr).i if arg.number_attr else 1)
-        out.extend(t + 100 if arg.is_ref else t for t in types)
-    return out
+    try:
+        return arg_types(args, node, op_def)
+    except KeyError as missing:
+        raise Unsupported(f"attr {missing.args[0]}") from None
 
 
 def _value_of(by_name: dict, done: dict, source: tuple):

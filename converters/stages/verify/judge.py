@@ -17,9 +17,9 @@ SAME_VALUES = {"Identity", "IdentityN", "StopGradient", "Snapshot", "Reshape", "
 def bounded_outputs(graph_def, names) -> dict[str, list[float]]:
     """{output: [low, high]} for the outputs (of `names`) a Softmax, Sigmoid or Tanh computes,
     through ops that keep its values (Identity, Reshape, ...)."""
-    from graphfreeze.graph.graphdefs import node_of
+    from graphfreeze.graph.graphdefs import node_of, nodes_by_name
 
-    nodes = {n.name: n for n in graph_def.node}
+    nodes = nodes_by_name(graph_def)
     found = {}
     for name in names:
         node = nodes.get(node_of(name))
