@@ -88,13 +88,24 @@ $(WHEEL_STAMP): $(DIST) action.yml
 .PHONY: .venv-wheel
 .venv-wheel: $(WHEEL_STAMP)
 
-# tests/batch/test_report_html.py loads report.html in a headless Chromium (Debian's package)
+# tests/batch/test_report_html.py loads report.html in a headless Chromium (Debian's package), and
+# the web targets verify in it
 .PHONY: chromium
 chromium:
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium) \
 		|| echo "warning: chromium not installed; tests/batch/test_report_html.py will skip"
 
-test: $(STAMP) $(BASE_STAMP) $(WHEEL_STAMP) chromium
+# the web targets' browser runtimes (onnxruntime-web, @litertjs/core), pinned in
+# web/package-lock.json, into web/node_modules (graphfreeze.formats.web reads them there)
+WEB_STAMP := web/node_modules/.installed
+$(WEB_STAMP): web/package.json web/package-lock.json
+	cd web && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $(WEB_STAMP)
+
+.PHONY: web
+web: $(WEB_STAMP) chromium
+
+test: $(STAMP) $(BASE_STAMP) $(WHEEL_STAMP) chromium $(WEB_STAMP)
 	$(BIN)/python -m pytest
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
 
@@ -117,4 +128,4 @@ zoo: $(STAMP)
 	nice $(BIN)/python bench/zoo_coverage.py $(ZOO_ARGS)
 
 clean:
-	rm -rf $(VENV) .venv-base .venv-wheel dist build models/out bench/.cache .pytest_cache
+	rm -rf $(VENV) .venv-base .venv-wheel dist build models/out bench/.cache .pytest_cache web/node_modules

@@ -63,8 +63,10 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
         target = registry.target(sidecar["target"])
     except ConfigError as err:
         raise ConfigError(f"{path}.json: {err}") from err
-    fmt = next((registry.format_of(u.use) for u in target.stages if registry.format_of(u.use)),
-               None)
+    # the format of the target's last export stage: the one the artifact was written as (web's
+    # export_web takes export_onnx's .onnx)
+    formats = [f for u in target.stages if (f := registry.format_of(u.use)) is not None]
+    fmt = formats[-1] if formats else None
     if fmt is None:
         raise ConfigError(f"target '{target.name}' has no format that can run {path}")
     if fmt.missing():
