@@ -3,7 +3,10 @@
 tf2onnx's own entry points import the graph into a session, freeze it again and run grappler;
 our graph is already frozen and clean, so its converter core (`process_tf_graph`) is fed
 directly: TensorFlow sees the graph without its weights (as tf2onnx's own large-model path does,
-through `const_node_values`) and tf2onnx reads the weights from our GraphDef.
+through `const_node_values`) and tf2onnx reads the weights from our GraphDef. Past
+`apart_bytes` of weights, tf2onnx never sees them: they go from the arrays the freeze holds to
+FILE.onnx.data (formats/onnx/external.py), so a model over 2 GiB converts in about its weights'
+memory.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
+import numpy as np
 from graphfreeze.data.options import CalibrationOptions
-from graphfreeze.errors import InputError, first_line
+from graphfreeze.errors import ConfigError, InputError, first_line
 from graphfreeze.formats.onnx.describe import describe
+from graphfreeze.formats.onnx.external import as_initializers, held_bytes, stand_ins
 from graphfreeze.formats.onnx.fakequant import (
     NodeRefused,
     exact_handlers,
@@ -36,6 +41,7 @@ from graphfreeze.formats.onnx.tf2onnx_order import const_protos_synced_once, loo
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, const_bytes, over_protobuf
 from graphfreeze.graph.tables import initialized_tables
+from graphfreeze.graph.weights import attach
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import OptionValueError, option
@@ -50,6 +56,7 @@ class OnnxOptions(CalibrationOptions):
                                help="onnx: ONNX opset (default: newest tf2onnx and onnxruntime "
                                     "both support).")
     external_data_bytes: int = 1 << 30  # weights above this go to FILE.onnx.data
+    apart_bytes: int = 1 << 30  # weights held apart above this never go through tf2onnx
     quantize: str = "none"  # none | int8 (static QDQ) | fp16
 
     def calibrates(self) -> bool:
@@ -65,17 +72,19 @@ class OnnxOptions(CalibrationOptions):
                                                         f"{MIN_OPSET} to {newest_opset()}")
 
 
-def to_onnx(state, opset: int):
-    """tf2onnx's conversion core on the frozen graph; returns an onnx ModelProto.
+def to_onnx(state, opset: int, apart: tuple | None = None):
+    """tf2onnx's conversion core on the frozen graph; returns an onnx ModelProto. `apart`:
+    (`external.stand_ins` of the graph: the graph it converts, {tensor: array}), those arrays
+    initializers whose external data `write` writes.
 
     tf2onnx's optimizer deep-copies the whole graph before each pass so it can skip a pass that
     fails; that multiplies memory by the weights. Passes run in place here, and only if one
     fails is the conversion redone the careful way.
     """
     try:
-        return _to_onnx(state, opset, careful=False)
+        return _to_onnx(state, opset, apart, careful=False)
     except _OptimizerFailed:
-        return _to_onnx(state, opset, careful=True)
+        return _to_onnx(state, opset, apart, careful=True)
 
 
 THROUGH = "which tf2onnx converts through"
@@ -85,17 +94,17 @@ class _OptimizerFailed(Exception):
     pass
 
 
-def _to_onnx(state, opset: int, careful: bool):
+def _to_onnx(state, opset: int, apart: tuple | None, careful: bool):
     from graphfreeze.graph.session import import_graph
     from graphfreeze.graph.skeleton import is_big_const, skeleton
     from tf2onnx import optimizer, tfonnx, utils
 
-    graph_def = state.graph_def
+    graph_def, arrays = apart or (state.graph_def, {})
     if (size := const_bytes(graph_def)) > PROTOBUF_LIMIT:  # (else "Failed to serialize proto")
         raise over_protobuf(state.model.graph_file, size, PROTOBUF_LIMIT, THROUGH)
     weights = {n.name: n.attr["value"].tensor.tensor_content for n in graph_def.node
                if is_big_const(n) and n.attr["value"].tensor.tensor_content}
-    inputs = [t.name for t in state.inputs]
+    inputs = [t.name for t in state.inputs] + list(arrays)
     outputs = [t.name for t in state.outputs]
     # tf2onnx numbers the nodes it makes from a global counter, and other names (`unk__N`) from
     # counters of their own: restart it so one run's numbers don't depend on the one before
@@ -129,6 +138,7 @@ def _to_onnx(state, opset: int, careful: bool):
         model = g.make_model(f"converted by graphfreeze from "
                              f"{storage.basename(state.model.location)}")
     canonical_names(model, {n.name for n in graph_def.node})
+    as_initializers(model, arrays)
     return model
 
 
@@ -201,24 +211,34 @@ def unmapped_ops(model) -> list[str]:
     return sorted(ops)
 
 
-def write(model, model_path: str, data_path: str | None) -> None:
+def write(model, model_path: str, data_path: str | None, arrays: dict | None = None) -> None:
     """Write the model to model_path, and its weights to data_path when there is one (named in
-    the model by data_path's base name, as ONNX's external data wants)."""
+    the model by data_path's base name, as ONNX's external data wants); an initializer named in
+    `arrays` (formats/onnx/external.py) gets that array's bytes, written from it."""
+    import onnx
     from onnx import external_data_helper
 
+    arrays = arrays or {}
     if data_path is not None:
         location, offset = storage.basename(data_path), 0
         with open(data_path, "wb") as f:
             for tensor in external_data_helper._get_all_tensors(model):  # noqa: SLF001
-                if not tensor.HasField("raw_data") or len(tensor.raw_data) < 1024:
+                if tensor.name in arrays and not tensor.HasField("raw_data"):
+                    data = memoryview(np.ascontiguousarray(arrays[tensor.name])).cast("B")
+                elif not tensor.HasField("raw_data") or len(tensor.raw_data) < 1024:
                     continue
+                else:
+                    data = tensor.raw_data
                 pad = -offset % 4096  # aligned, as onnx's own writer does for mmap
                 f.write(b"\0" * pad)
                 offset += pad
-                data = tensor.raw_data
                 f.write(data)
-                external_data_helper.set_external_data(tensor, location, offset, len(data))
                 tensor.ClearField("raw_data")
+                del tensor.external_data[:]  # (what onnx's set_external_data writes)
+                tensor.data_location = onnx.TensorProto.EXTERNAL
+                for key, value in (("location", location), ("offset", offset),
+                                   ("length", len(data))):
+                    tensor.external_data.add(key=key, value=str(value))
                 offset += len(data)
     with open(model_path, "wb") as f:
         f.write(model.SerializeToString(deterministic=True))
@@ -234,7 +254,17 @@ def run(state, options: OnnxOptions):
 
     opset = options.opset or newest_opset()
     inputs, outputs = io_infos(state)
-    model = to_onnx(state, opset)
+    apart = stand_ins(state.graph_def, state.weights) \
+        if held_bytes(state.weights) > options.apart_bytes else None
+    if apart and options.quantize != "none":  # (onnxruntime's tools hold the model whole)
+        raise ConfigError(f"{state.model.graph_file}: the weights are "
+                          f"{held_bytes(state.weights) / 2**30:.2f} GiB, over the "
+                          f"{options.apart_bytes / 2**30:.3g} GiB {state.target} quantizes; use "
+                          "the onnx target (float32, weights in FILE.onnx.data)")
+    if state.weights is not None and not apart:  # (tf2onnx reads them from the graph)
+        attach(state.graph_def, state.weights)
+        state = dataclasses.replace(state, weights=None)
+    model = to_onnx(state, opset, apart)
     fill_io_shapes(model, (*inputs, *outputs))
     missing = unmapped_ops(model)
     if missing:
@@ -248,11 +278,12 @@ def run(state, options: OnnxOptions):
     model, quantize_facts, warnings = apply(state, options, model, inputs, qat)
     quantized = has_qdq(model)
     weight_bytes = sum(len(t.raw_data) for t in model.graph.initializer)
-    external = weight_bytes > options.external_data_bytes or model.ByteSize() > PROTOBUF_LIMIT
+    external = apart is not None or weight_bytes > options.external_data_bytes or \
+        model.ByteSize() > PROTOBUF_LIMIT
     path = state.output_path
     paths = [path, path + ".data"] if external else [path]
     temps = state.files.workdir(paths)
-    write(model, temps[0], temps[1] if external else None)
+    write(model, temps[0], temps[1] if external else None, apart and apart[1])
     sha256, size = artifact_digest(temps)
     artifact = Artifact(
         path=path, sha256=sha256, size=size, format=FORMAT, inputs=inputs, outputs=outputs,
@@ -273,12 +304,12 @@ def run(state, options: OnnxOptions):
          if quantized else ()) + runtime_needs(model)[1])
     warnings = [*state.notes.get("warnings", []), *warnings] if warnings else []
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
-                               if warnings else state.notes)
+                               if warnings else state.notes,
+                               weights=None if apart else state.weights)  # (written)
 
 
 STAGE = Stage("export_onnx", run, "graph", "artifact", OnnxOptions,
               "ONNX model via tf2onnx (newest opset onnxruntime runs); large weights external",
-              suffix=".onnx", source_graph=False)
+              suffix=".onnx", source_graph=False, weights_apart=True)
 FORMAT = Format("onnx", STAGE, open=open_onnx, gaps=onnx_gaps, parts=parts,
-                requires=("tf2onnx", "onnx", "onnxruntime"), extra="convert", describe=describe,
-                max_bytes=PROTOBUF_LIMIT)  # tf2onnx takes a GraphDef
+                requires=("tf2onnx", "onnx", "onnxruntime"), extra="convert", describe=describe)
