@@ -29,6 +29,7 @@ DEFAULT_CHROMIUM = "/usr/bin/chromium"
 HOST = "127.0.0.1"
 PAGE = Path(__file__).with_name("page.html")
 READY_SECONDS = 120  # the runtime's wasm compiled and the model loaded
+GIVEN_SECONDS = 3600  # how long a browser started early (`start`) waits for its model
 POLL_SECONDS = 10  # how long a GET /job waits for a job before the page asks again
 TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm",
          ".json": "application/json", ".html": "text/html"}
@@ -85,11 +86,13 @@ def unpack(body: bytes) -> tuple[dict, list]:
 
 
 class Browser:
-    """Chromium on the page for `model` (runtime `runtime`: page.html's name), started by
-    `start`, ended by `close`; `run` sends one job and returns the page's outputs."""
+    """Chromium on the page of runtime `runtime` (page.html's name), started by `start` (early:
+    while the artifact is still being written), given its model by `load`, ended by `close`;
+    `run` sends one job and returns the page's outputs."""
 
-    def __init__(self, model: str, runtime: str, modules: Path, threads: int = 2):
-        self.model, self.runtime, self.modules, self.threads = model, runtime, modules, threads
+    def __init__(self, runtime: str, modules: Path, threads: int = 2):
+        self.model, self.runtime, self.modules, self.threads = "", runtime, modules, threads
+        self.given = threading.Event()  # the model to load is known (`load`)
         self.jobs: queue.Queue = queue.Queue()
         self.results: queue.Queue = queue.Queue()
         self.ready: dict | None = None
@@ -98,10 +101,9 @@ class Browser:
         self.server: ThreadingHTTPServer | None = None
         self.profile = ""
 
-    def start(self, chromium_path: str) -> dict:
-        """Serve the page, start Chromium on it, wait for the runtime to load the model: the
-        page's {inputs, outputs, agent}. ConfigError for a port in use; RunError when the
-        runtime cannot load the model."""
+    def start(self, chromium_path: str) -> Browser:
+        """Serve the page and start Chromium on it (it loads the runtime, then waits for the
+        model: `load`). ConfigError for a port in use."""
         port = int(os.environ.get(PORT_ENV) or 0)
         try:
             self.server = _Server((HOST, port), _handler(self))
@@ -123,6 +125,13 @@ class Browser:
                 [chromium_path, *FLAGS, f"--user-data-dir={self.profile}", url],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                 env={**os.environ, "TMPDIR": self.profile})
+        return self
+
+    def load(self, model: str) -> dict:
+        """The page's {inputs, outputs, agent} once the runtime has loaded `model`; RunError
+        when it cannot."""
+        self.model = model
+        self.given.set()
         deadline = time.monotonic() + READY_SECONDS
         while not self.loaded.wait(0.1):
             self._alive()
@@ -156,6 +165,7 @@ class Browser:
 
     def close(self) -> None:
         self.jobs.put(pack({"stop": True}, []))
+        self.given.set()
         if self.process is not None and self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -165,7 +175,7 @@ class Browser:
             self.server.server_close()
         if self.profile:
             shutil.rmtree(self.profile, ignore_errors=True)
-        self.process = self.server = None
+        self.process, self.server, self.profile = None, None, ""
 
 
 def _short_temp() -> str:
@@ -200,8 +210,11 @@ def _handler(browser: Browser):
             path = self.path.split("?", 1)[0]
             if path == "/":
                 self._send(PAGE.read_bytes(), "text/html")
-            elif path == "/model":
-                self._send(Path(browser.model).read_bytes())
+            elif path == "/model":  # asked for as soon as the runtime is loaded
+                if browser.given.wait(GIVEN_SECONDS) and browser.model:
+                    self._send(Path(browser.model).read_bytes())
+                else:
+                    self._send(b"no model given", code=404)
             elif path == "/job":
                 try:
                     self._send(browser.jobs.get(timeout=POLL_SECONDS))

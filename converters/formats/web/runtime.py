@@ -5,12 +5,13 @@ inputs as every other target; an op the runtime has no kernel for is one line na
 
 from __future__ import annotations
 
+import atexit
 import re
 import weakref
 
-from graphfreeze.errors import RunError
+from graphfreeze.errors import GraphFreezeError, RunError
 from graphfreeze.formats.web.browser import Browser, chromium
-from graphfreeze.formats.web.runtimes import check_types, modules, runtime_for, version
+from graphfreeze.formats.web.runtimes import Runtime, check_types, modules, runtime_for, version
 from graphfreeze.plugins import Session
 
 # what each runtime says of an op it has no kernel for
@@ -20,6 +21,24 @@ NO_KERNEL = (re.compile(r"Could not find an implementation for (\w+)\(\d+\) node
              re.compile(r"(?:Didn't find op for builtin opcode|unresolved custom op:?|"
                         r"Unsupported (?:builtin )?op(?:eration)?:?) '?(\w+)'?()", re.IGNORECASE))
 NOISE = re.compile(r"^Uncaught (?:\w*Error: )?|ERROR_CODE: \d+, ERROR_MESSAGE: |\S+\.cc:\d+ ")
+
+
+_EARLY: dict[str, Browser] = {}  # browsers started by `start_early`, by runtime name
+
+
+def start_early(runtime: Runtime, threads: int = 2) -> None:
+    """A browser for `runtime` started now (Chromium up, the runtime loading) for the next
+    session of it to take, while the artifact is still being written; nothing when Chromium or
+    the runtime is missing (the session says so in one line)."""
+    if runtime.name in _EARLY:
+        return
+    try:
+        version(runtime)
+        browser = Browser(runtime.name, modules(), threads).start(chromium())
+    except GraphFreezeError:
+        return
+    atexit.register(browser.close)
+    _EARLY[runtime.name] = browser
 
 
 def open_web(path: str, inputs, outputs, *, threads: int = 2, keep: tuple[str, ...] = (),
@@ -56,10 +75,11 @@ class WebSession(Session):
 
     def _started(self) -> Browser:
         if self._browser is None:
-            browser = Browser(self.path, self.runtime.name, modules(), self.threads)
+            early = _EARLY.pop(self.runtime.name, None)
+            browser = early or Browser(self.runtime.name, modules(), self.threads)
             weakref.finalize(self, browser.close)  # Chromium ends with the session
             try:
-                self._page = browser.start(self.chromium)
+                self._page = (early or browser.start(self.chromium)).load(self.path)
             except RunError as err:
                 raise self._refused(err) from err
             self._browser = browser
