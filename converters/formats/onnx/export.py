@@ -20,7 +20,7 @@ import numpy as np
 from graphfreeze.data.options import CalibrationOptions
 from graphfreeze.errors import ConfigError, InputError, first_line
 from graphfreeze.formats.onnx.describe import describe
-from graphfreeze.formats.onnx.external import as_initializers, held_bytes, stand_ins
+from graphfreeze.formats.onnx.external import as_initializers
 from graphfreeze.formats.onnx.fakequant import (
     NodeRefused,
     exact_handlers,
@@ -40,6 +40,7 @@ from graphfreeze.formats.onnx.text_ops import (
 from graphfreeze.formats.onnx.tf2onnx_order import const_protos_synced_once, loops_in_name_order
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, const_bytes, over_protobuf
+from graphfreeze.graph.stand_ins import held_bytes, stand_ins
 from graphfreeze.graph.tables import initialized_tables
 from graphfreeze.graph.weights import attach
 from graphfreeze.io import storage
@@ -244,6 +245,11 @@ def write(model, model_path: str, data_path: str | None, arrays: dict | None = N
         f.write(model.SerializeToString(deterministic=True))
 
 
+def _tensors(graph_def, arrays: dict) -> tuple:
+    """`stand_ins`' arrays by tensor name, as tf2onnx names the inputs."""
+    return graph_def, {f"{name}:0": array for name, array in arrays.items()}
+
+
 _QDQ_NOTE = ("{} as QuantizeLinear/DequantizeLinear, verified as ONNX defines them; "
              "onnxruntime's default int8 kernels may differ by a quantization step")
 
@@ -254,7 +260,7 @@ def run(state, options: OnnxOptions):
 
     opset = options.opset or newest_opset()
     inputs, outputs = io_infos(state)
-    apart = stand_ins(state.graph_def, state.weights) \
+    apart = _tensors(*stand_ins(state.graph_def, state.weights)) \
         if held_bytes(state.weights) > options.apart_bytes else None
     if apart and options.quantize != "none":  # (onnxruntime's tools hold the model whole)
         raise ConfigError(f"{state.model.graph_file}: the weights are "

@@ -12,8 +12,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze.data.options import CalibrationOptions
-from graphfreeze.errors import InputError, first_line
-from graphfreeze.formats.tflite import aot, delegates, flex, int8, text_ops
+from graphfreeze.errors import ConfigError, InputError, first_line
+from graphfreeze.formats.tflite import aot, buffer_offset, delegates, flex, int8, text_ops
 from graphfreeze.formats.tflite.convert import convert, converter, learned_ranges, needs_litert
 from graphfreeze.formats.tflite.describe import describe
 from graphfreeze.formats.tflite.gaps import tflite_gaps
@@ -23,6 +23,9 @@ from graphfreeze.formats.tflite.selective import IO_TYPES, RANGES
 from graphfreeze.formats.tflite.tensor_lists import LOOPS
 from graphfreeze.graph.composites import detection_node
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, const_bytes, over_protobuf
+from graphfreeze.graph.stand_ins import held_bytes, stand_ins
+from graphfreeze.graph.weights import attach
+from graphfreeze.names import TensorRef
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
@@ -52,6 +55,7 @@ class TFLiteOptions(CalibrationOptions):
         help="edge-int8: activation ranges: min/max over all samples (TensorFlow's), or the "
              "moving average of each sample's (ai-edge-quantizer's: outliers cost less).")
     layer_report: bool = True  # quantized: per-layer error from TF's QuantizationDebugger
+    apart_bytes: int = 1 << 30  # weights held apart above this never go through the converter
 
     def calibrates(self) -> bool:
         return self.quantize in ("int8", "int16x8")
@@ -76,10 +80,19 @@ class TFLiteOptions(CalibrationOptions):
 def run(state, options: TFLiteOptions):
     from graphfreeze.io.trees import artifact_digest
 
-    if (size := const_bytes(state.graph_def)) > PROTOBUF_LIMIT:  # (else "Failed to serialize
+    inputs, outputs = io_infos(state)
+    apart = held_bytes(state.weights) > options.apart_bytes
+    if apart and options.quantize != "none":  # (the converter quantizes constants it holds)
+        raise ConfigError(f"{state.model.graph_file}: the weights are "
+                          f"{held_bytes(state.weights) / 2**30:.2f} GiB, over the "
+                          f"{options.apart_bytes / 2**30:.3g} GiB {state.target} quantizes; use "
+                          "the tflite target (float32, LiteRT's buffer-offset layout)")
+    if state.weights is not None and not apart:  # (the converter reads them from the graph)
+        attach(state.graph_def, state.weights)
+        state = dataclasses.replace(state, weights=None)
+    if not apart and (size := const_bytes(state.graph_def)) > PROTOBUF_LIMIT:  # (else "Failed to serialize
         raise over_protobuf(state.model.graph_file, size, PROTOBUF_LIMIT,  # proto", after minutes)
                             "which the TFLite converter converts through")
-    inputs, outputs = io_infos(state)
     for info in inputs:  # unknown dimensions stay dynamic, as TFLiteConverter keeps them
         if info.shape is None:
             raise InputError(f"input '{info.name}' has unknown rank; TFLite needs its rank: give "
@@ -117,6 +130,8 @@ def run(state, options: TFLiteOptions):
     samples = options.samples(inputs) if integer or report else None  # domain-aware
     # calibration runs at one length: a dynamic dimension takes the samples' (said below)
     concrete = calibrated_shapes(inputs, samples) if samples else inputs
+    if apart:
+        return _written_apart(state, options, inputs, outputs)
     data = convert(state, options, concrete if integer else inputs, samples)
     model = None
     if options.quantize == "int8" and not qat:  # `data` is the calibrated float model
@@ -173,6 +188,35 @@ def run(state, options: TFLiteOptions):
         artifact = int8.attach(artifact, model, {n.name for n in state.graph_def.node})
     return dataclasses.replace(state, artifact=artifact, notes=state.noted(warnings=warnings)
                                if warnings else state.notes)
+
+
+def _written_apart(state, options: TFLiteOptions, inputs, outputs):
+    """The float model with its held weights converted as stand-ins (graph/stand_ins.py), then
+    written as constants after the flatbuffer (buffer_offset.py), never copied."""
+    from graphfreeze.io.trees import artifact_digest
+    from graphfreeze.tensors import TensorInfo
+
+    graph_def, arrays = stand_ins(state.graph_def, state.weights)
+    refs = tuple(TensorRef(name) for name in arrays)
+    infos = [TensorInfo(f"{name}:0", a.dtype.name, a.shape) for name, a in arrays.items()]
+    converted = convert(dataclasses.replace(state, graph_def=graph_def,
+                                            inputs=(*state.inputs, *refs)),
+                        options, [*inputs, *infos])
+    (local,) = state.files.workdir([state.output_path])
+    flat = buffer_offset.write(flex.in_key_order(converted), arrays, local)
+    del arrays, converted
+    facts = {"quantize": options.quantize, "allow_tf_ops": options.allow_tf_ops,
+             "node_count": len(state.graph_def.node), "tflite_io": io_types(path=local),
+             "gpu": delegates.fact(flat), "buffer_offset": True}
+    more, lines = text_ops.runtime_needs(flat)
+    facts.update(more)
+    sha256, size = artifact_digest([local])
+    artifact = Artifact(
+        path=state.output_path, sha256=sha256, size=size, format=FORMAT, inputs=inputs,
+        outputs=outputs, staged=local, facts=facts,
+        summary=("weights after the flatbuffer (LiteRT's buffer-offset layout: a file over "
+                 "2 GiB)", *lines))
+    return dataclasses.replace(state, artifact=artifact, weights=None)  # (written: let them go)
 
 
 def calibrated_shapes(inputs, samples: list) -> list:
@@ -254,11 +298,12 @@ def layer_report(state, options: TFLiteOptions, inputs, samples, model=None):
             (quant_debug.summary_line(rows, options.quantize),), None)
 
 
-def io_types(data: bytes) -> dict:
-    """What the app feeds and fetches: {tensor: {dtype, shape, scale, zero_point}}."""
+def io_types(data: bytes | None = None, path: str | None = None) -> dict:
+    """What the app feeds and fetches: {tensor: {dtype, shape, scale, zero_point}}, of the
+    flatbuffer's bytes or its file."""
     from graphfreeze.formats.tflite.interpreter import interpreter
 
-    interp = interpreter(model_content=data)
+    interp = interpreter(model_path=path, model_content=data)
     result = {}
     for role, details in (("inputs", interp.get_input_details()),
                           ("outputs", interp.get_output_details())):
@@ -271,7 +316,6 @@ def io_types(data: bytes) -> dict:
 
 STAGE = Stage("export_tflite", run, "graph", "artifact", TFLiteOptions,
               "TFLite flatbuffer (float32, fp16, dynamic or int8 quantized)", suffix=".tflite",
-              source_graph=False)
+              source_graph=False, weights_apart=True)
 FORMAT = Format("tflite", STAGE, open=open_tflite, gaps=tflite_gaps, describe=describe,
-                requires=("ai_edge_litert",), extra="convert", stages=(aot.STAGE,),
-                max_bytes=PROTOBUF_LIMIT)  # its converter takes a GraphDef
+                requires=("ai_edge_litert",), extra="convert", stages=(aot.STAGE,))
