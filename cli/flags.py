@@ -2,13 +2,17 @@
 `graphfreeze.options.option(flag=...)`: stage options (`--tolerance`, `--opset`, ...), source
 options (`--tag`, `--meta`, ...), run options (`--report`: `graphfreeze.options.RunOptions`) and
 each source kind's path flag (`Source.flag`: `--ckpt`, ...).
-Built-in stages and sources only: a plugin's options are set with `--source-option KEY=VALUE` or
-in a manifest.
+Built-in sources only: a plugin source's options are set with `--source-option KEY=VALUE` or in
+a manifest.
 
-The CLI reads them from flags.json, which `derive()` makes from those dataclasses (importing
-every stage and format): `freeze --help` and `freeze scan` then import no format, no numpy.
-`python -m graphfreeze_cli.flags` rewrites it; tests/cli/test_flags.py fails while it differs
-from what the dataclasses declare. Values are parsed by the options' own classes later
+The CLI reads them from data files, importing nothing of graphfreeze's formats: flags.json here
+(the shared stages', the sources', the run's) and each format's own `flags.json` in its folder
+(its stages' flags: built-in folders, and a plugin format's package, found by its
+`graphfreeze.formats` entry point in the installed packages' entry_points.txt, read as text):
+`freeze --help` and `freeze scan` then import no format, no numpy. `python -m
+graphfreeze_cli.flags` rewrites the built-ins' from the dataclasses (`derive()`, importing every
+stage and format), `write_format` a plugin format's; tests/cli/test_flags.py fails while they
+differ. Values are parsed by the options' own classes later
 (graphfreeze.options.parse_options), as a manifest's are."""
 
 from __future__ import annotations
@@ -46,11 +50,74 @@ class SourceFlag:
 
 @cache
 def _index() -> dict:
-    return json.loads(INDEX.read_text())
+    """flags.json with every format's stage flags merged in (a flag several stages declare
+    alike lists them all)."""
+    index = json.loads(INDEX.read_text())
+    stage = {f["flag"]: f for f in index["stage"]}
+    for folder in format_folders():
+        try:
+            flags = json.loads((folder / "flags.json").read_text())
+        except (OSError, ValueError):
+            continue
+        for f in flags:
+            known = stage.get(f["flag"])
+            if known is None:
+                stage[f["flag"]] = f
+            elif _same(known, f):
+                stage[f["flag"]] = {**known, "stages": sorted({*known["stages"], *f["stages"]})}
+    return {**index, "stage": list(stage.values())}
+
+
+def _same(a: dict, b: dict) -> bool:
+    return {k: v for k, v in a.items() if k != "stages"} == \
+        {k: v for k, v in b.items() if k != "stages"}
+
+
+def format_folders() -> list[Path]:
+    """The built-in format folders, then each plugin format's package folder (its entry point
+    read from the installed packages' entry_points.txt as text: importing nothing)."""
+    import importlib.util
+
+    builtin = Path(importlib.util.find_spec("graphfreeze").submodule_search_locations[0])
+    folders = sorted(p for p in (builtin / "formats").iterdir() if (p / "__init__.py").exists())
+    for module in _plugin_format_modules():
+        try:
+            spec = importlib.util.find_spec(module.split(".")[0])
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            folders.append(Path(spec.submodule_search_locations[0]).joinpath(
+                *module.split(".")[1:]))
+    return folders
+
+
+def _plugin_format_modules() -> list[str]:
+    """The modules named by `graphfreeze.formats` entry points on sys.path."""
+    import os
+    import sys
+
+    found = []
+    for where in sys.path:
+        try:
+            entries = list(os.scandir(where or "."))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.endswith((".dist-info", ".egg-info")):
+                continue
+            try:
+                with open(os.path.join(entry.path, "entry_points.txt"), encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            section = text.partition("[graphfreeze.formats]")[2].partition("\n[")[0]
+            found += [line.partition("=")[2].strip().partition(":")[0]
+                      for line in section.splitlines() if "=" in line]
+    return found
 
 
 def declared(kind: str) -> tuple[Flag, ...]:
-    """Every flag the built-in `kind` ("stage", "source" or "run") options declare, once each."""
+    """Every flag the `kind` ("stage", "source" or "run") options declare, once each."""
     return tuple(Flag(kind=kind, **{**f, "stages": tuple(f.get("stages", ()))})
                  for f in _index()[kind])
 
@@ -115,26 +182,34 @@ def given(kind: str, values: dict) -> dict:
 
 
 def derive() -> dict:
-    """flags.json's content, from the built-in stages' and sources' option dataclasses."""
+    """flags.json's content, from the built-in stages' and sources' option dataclasses: the
+    stages no format brings (a format's are in its folder's flags.json: `derive_format`)."""
+    from graphfreeze.options import RunOptions
     from graphfreeze.registry import Registry
 
     registry = Registry.default(plugins=False)
-    return {"stage": _derive("stage", registry), "source": _derive("source", registry),
-            "run": _derive("run", registry),
+    theirs = {s.name for fmt in registry.formats() for s in (fmt.export, *fmt.stages)}
+    return {"stage": _derive([(n, registry.stage(n).options) for n in registry.names("stage")
+                              if n not in theirs]),
+            "source": _derive([("", cls) for cls in registry.option_classes("source")]),
+            "run": _derive([("", RunOptions)]),
             "kinds": [{"name": s.name, "flag": s.flag, "summary": s.summary}
                       for s in registry.sources() if s.flag]}
 
 
-def _derive(kind: str, registry) -> list[dict]:
+def derive_format(fmt) -> list[dict]:
+    """A format's flags.json: its stages' flags."""
+    return _derive([(s.name, s.options) for s in (fmt.export, *fmt.stages)])
+
+
+def _derive(owners: list[tuple[str, type]]) -> list[dict]:
+    """The flags `owners` ((stage name or "", options class)) declare, once each."""
     import typing
 
     from graphfreeze.errors import ConfigError
-    from graphfreeze.options import RunOptions, meta
+    from graphfreeze.options import meta
 
     found: dict[str, dict] = {}
-    owners = [(n, registry.stage(n).options) for n in registry.names("stage")] \
-        if kind == "stage" else [("", RunOptions)] if kind == "run" else \
-        [("", cls) for cls in registry.option_classes(kind)]
     for owner, cls in owners:
         hints = typing.get_type_hints(cls)
         for f in dataclasses.fields(cls):
@@ -143,7 +218,7 @@ def _derive(kind: str, registry) -> list[dict]:
             flag = {"flag": meta(f, "flag"), "name": f.name, "type": _type_name(hints[f.name]),
                     "help": meta(f, "help", ""), "metavar": meta(f, "metavar")}
             known = found.get(flag["flag"])
-            if known is not None and {k: v for k, v in known.items() if k != "stages"} != flag:
+            if known is not None and not _same(known, flag):
                 raise ConfigError(f"{flag['flag']} is declared twice, differently ({cls.__name__})")
             found.setdefault(flag["flag"], {**flag, **({"stages": []} if owner else {})})
             if owner:
@@ -165,14 +240,39 @@ def _type_name(want) -> str:
     return name
 
 
-def write() -> bool:
-    """Rewrite flags.json from the dataclasses; True if it changed."""
-    text = json.dumps(derive(), indent=1) + "\n"
-    if INDEX.exists() and INDEX.read_text() == text:
-        return False
-    INDEX.write_text(text)
-    return True
+def write() -> list[Path]:
+    """Rewrite flags.json and each built-in format folder's from the dataclasses; the files
+    that changed."""
+    from graphfreeze.registry import Registry
 
+    registry = Registry.default(plugins=False)
+    files = {INDEX: derive(), **{Path(_folder(fmt)) / "flags.json": derive_format(fmt)
+                                 for fmt in registry.formats()}}
+    return [path for path, data in files.items() if _write(path, data)]
+
+
+
+def write_format(fmt, folder: str | None = None) -> bool:
+    """Write format `fmt`'s flags.json in its folder (a plugin's package); True if it changed."""
+    return _write(Path(folder or _folder(fmt)) / "flags.json", derive_format(fmt))
+
+
+def _folder(fmt) -> str:
+    import importlib
+
+    return str(Path(importlib.import_module(fmt.package).__file__).parent)
+
+
+def _write(path: Path, data) -> bool:
+    """`data` as `path` (a format with no flags: no file)."""
+    text = json.dumps(data, indent=1) + "\n"
+    if not data and not path.exists() or path.exists() and path.read_text() == text:
+        return False
+    if data:
+        path.write_text(text)
+    else:
+        path.unlink()
+    return True
 
 
 def _group(param) -> str:
@@ -212,4 +312,4 @@ class GroupedOptions(click.Command):
                     formatter.write_dl(groups[title])
 
 if __name__ == "__main__":
-    print(f"{INDEX}: {'rewritten' if write() else 'up to date'}")
+    print("\n".join(f"{path}: rewritten" for path in write()) or "flags: up to date")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from graphfreeze import names, plan
 from graphfreeze.errors import ConfigError, InputError, OutputError
+from graphfreeze.explain.overlay import check as check_explain
 from graphfreeze.graph import inputs as graph_inputs
 from graphfreeze.io import outputs, storage
 from graphfreeze.options import RunOptions, flag_of, parse_options, paths_of
@@ -101,6 +102,7 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     plans = plan.build(registry, list(request.targets), request.stage_options,
                        skip=set() if request.verify else {"verify"},
                        target_options=request.target_options, flags=request.flags)
+    check_explain(plans, registry)  # --explain of targets none of whose formats it draws
     source, options = source_for(request.source, request.kind, request.source_options, registry,
                                  strict=request.flags)
     paths = outputs.output_paths(request.output, plans, source.stem(request.source, options))
@@ -236,8 +238,7 @@ def execute(prepared: Prepared,
 
 
 def _loaded(prepared: Prepared):
-    """The source loaded; a kind the user named that fails to load files another kind detects
-    says so (`--kind keras` on a checkpoint's folder)."""
+    """The source loaded; a kind named (`--kind keras`) failing on another kind's files says so."""
     request = prepared.request
     try:
         return prepared.source.load(request.source, prepared.source_options, request.unsafe)
@@ -294,8 +295,10 @@ def _execute(prepared: Prepared, model, plans, memo: dict, on_stage, on_commit) 
         try:
             states = plan.run(plans, dataclasses.replace(initial, files=txn),
                               prepared.paths, on_stage)
-        except Exception:
+        except Exception as err:
             import_check.raise_failed(memo, stage_failed=True)
+            if hasattr(err, "named"):  # op_libraries.Untaken: said with the targets taking it
+                err.named(prepared.registry)
             raise
         import_check.raise_failed(memo)
         for state in states:

@@ -6,7 +6,9 @@ built-ins and plugins can declare them without import circles.
 - `Source`: a kind of model on disk (detect, stem, typed options, load, describe, scan).
 - `Target`: a named list of stage uses, from TOML.
 - `Format`: an artifact format (one folder in `formats/`): its export stage, runtime (`open`
-  -> `Session`), gaps, and the Python modules it needs.
+  -> `Session`), gaps, the Python modules it needs, and what its folder's optional modules say
+  (`Format.part`): how Model Explorer draws it (`explorer.py`: an `Explorer`), the stock
+  converter's repro script (`repro.py`), the op-library ops it takes (`text_ops.takes`).
 """
 
 from __future__ import annotations
@@ -186,6 +188,39 @@ class Session:
         return lambda: self.run(feeds)
 
 
+@dataclass(frozen=True)
+class Explorer:
+    """How Model Explorer draws a format (its folder's `explorer.py`: `EXPLORER`): `adapter`
+    reads the file, running nothing; `reads`: what, in words; `keys(path, nodes)`: {TensorFlow
+    node: its key in the adapter's graph}; `recognizes(path)` (without a sidecar);
+    `layers(path, facts)`: (title, {key: (value, error / allowed)}) per layer, or None."""
+
+    adapter: str
+    reads: str
+    keys: Callable[[str, list[str]], dict[str, str]]
+    recognizes: Callable[[str], bool]
+    layers: Callable[[str, dict], tuple[str, dict] | None] | None = None
+
+
+@dataclass(frozen=True)
+class Devices:
+    """`freeze inspect --device NAME` for a format (its folder's `devices.py`: `DEVICES`): a file
+    it `recognizes` (by its first bytes), else a model converted by `target`, `judge`d."""
+
+    names: tuple[str, ...]
+    label: str
+    suffixes: tuple[str, ...]
+    recognizes: Callable[[bytes], bool]
+    target: str
+    judge: Callable[[bytes, str], dict]
+
+
+def by_index(graph_def, nodes: list[str]) -> dict[str, str]:
+    """{node: its index in `graph_def`}: its key in Model Explorer's GraphDef adapters."""
+    wanted = set(nodes)
+    return {n.name: str(i) for i, n in enumerate(graph_def.node) if n.name in wanted}
+
+
 def one_file(path: str) -> list[str]:
     """An artifact that is one file or one directory (`Format.parts`' default)."""
     return [path]
@@ -207,7 +242,13 @@ class Format:
     the most weight bytes its export writes (a frozen GraphDef is one protobuf: 2 GiB), more
     refused before any work (`plan.check_size`); None: no limit. `requires`: the
     Python modules it imports, installed by the `EXTRA` extra. `floor`: `open`
-    imports no TensorFlow (a run with a TensorFlow child runs the artifact here, beside it)."""
+    imports no TensorFlow (a run with a TensorFlow child runs the artifact here, beside it).
+
+    The rest of what a format does is its folder's (`part`): `explorer.py` (`EXPLORER`: how
+    Model Explorer draws it; none: --explain cannot draw it), `repro.py` (`script(options, pb,
+    inputs, outputs, compare)`: the stock converter's part of `freeze reduce`'s repro script),
+    `text_ops.py` (`takes(op)`: an op-library op it runs), `devices.py` (`DEVICES`: `freeze
+    inspect --device`), `flags.json` (its flags, read by the CLI without importing it)."""
 
     name: str
     export: Stage
@@ -226,6 +267,33 @@ class Format:
         import importlib.util
 
         return [m for m in self.requires if importlib.util.find_spec(m) is None]
+
+    @property
+    def package(self) -> str:
+        """The package (folder) the format is: its export stage's."""
+        import sys
+
+        module = self.export.run.__module__
+        return getattr(sys.modules.get(module), "__package__", None) or module.rpartition(".")[0]
+
+    def part(self, name: str, attr: str):
+        """`attr` of the format folder's module `name`, or None when it has no such module."""
+        import importlib
+        import importlib.util
+
+        module = f"{self.package}.{name}"
+        if importlib.util.find_spec(module) is None:
+            return None
+        return getattr(importlib.import_module(module), attr, None)
+
+    @property
+    def explorer(self) -> Explorer | None:
+        return self.part("explorer", "EXPLORER")
+
+    def takes(self, op: str) -> bool:
+        """Whether the format's runtime runs op-library op `op` (a TF-Text op)."""
+        takes = self.part("text_ops", "takes")
+        return bool(takes and takes(op))
 
 
 @dataclass(frozen=True)

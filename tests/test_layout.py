@@ -12,8 +12,22 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"graphfreeze": ROOT / "converters", "graphfreeze_cli": ROOT / "cli"}
 MAX_LINES = 320
-HEAVY = ("tensorflow", "tf_keras", "keras", "tf2onnx", "onnx", "onnxruntime", "openvino", "ai_edge_litert",
-         "ray", "tensorflow_model_optimization")  # and every format's optional `requires`
+
+
+def _format_requires() -> tuple[str, ...]:
+    """Every built-in format's `requires` (its FORMAT's keyword, read with `ast`): a format named
+    here by its folder only."""
+    found = []
+    for path in sorted((PACKAGES["graphfreeze"] / "formats").glob("*/export.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.keyword) and node.arg == "requires":
+                found += [e.value.split(".")[0] for e in getattr(node.value, "elts", [])
+                          if isinstance(e, ast.Constant)]
+    return tuple(found)
+
+
+HEAVY = ("tensorflow", "tf_keras", "keras", "ray", "tensorflow_model_optimization",
+         *_format_requires())  # and every format's optional `requires`
 
 
 def _modules() -> dict[str, Path]:
@@ -38,13 +52,16 @@ def _is_type_checking(node: ast.AST) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
-def _imports(tree: ast.AST, top_level_only: bool = False):
+def _imports(tree: ast.AST, top_level_only: bool = False, typing: bool = False):
     """(import node, whether at module level) for every import that runs: inside functions too
-    unless `top_level_only`; never those under `if TYPE_CHECKING:` (they never run)."""
+    unless `top_level_only`; those under `if TYPE_CHECKING:` (they never run) only if `typing`
+    (a module naming another's types depends on it: the cycle check counts them)."""
 
     def walk(node, top: bool):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.If) and _is_type_checking(child):
+                for sub in child.body if typing else []:
+                    yield from walk_one(sub, False)
                 for sub in child.orelse:
                     yield from walk_one(sub, top)
                 continue
@@ -83,12 +100,12 @@ def _targets(module: str, node) -> list[str]:
     return sorted({n for n in names if n in MODULES})
 
 
-def _graph() -> dict[str, dict[str, int]]:
-    """module -> {imported module: line of the first import}."""
+def _graph(typing: bool = False) -> dict[str, dict[str, int]]:
+    """module -> {imported module: line of the first import} (`typing`: TYPE_CHECKING's too)."""
     graph: dict[str, dict[str, int]] = {}
     for module, tree in TREES.items():
         edges: dict[str, int] = {}
-        for node, _ in _imports(tree):
+        for node, _ in _imports(tree, typing=typing):
             for target in _targets(module, node):
                 if target != module:
                     edges.setdefault(target, node.lineno)
@@ -146,8 +163,9 @@ def test_the_checks_see_every_module():
     assert "graphfreeze.registry" in graph["graphfreeze.convert"]
     # function-level imports count: registry loads the built-ins only inside Registry.default
     assert "graphfreeze.stages" in graph["graphfreeze.registry"]
-    # TYPE_CHECKING imports do not run, so they do not count
+    # TYPE_CHECKING imports do not run, so they do not count, but for the cycle check
     assert "graphfreeze.registry" not in graph["graphfreeze.state"]
+    assert "graphfreeze.sources.base" in _graph(typing=True)["graphfreeze.state"]
 
 
 def test_cycle_finder_reports_the_cycle():
@@ -188,7 +206,9 @@ def test_stages_and_formats_do_not_import_each_other():
 
 
 def test_no_import_cycles():
-    graph = _graph()
+    """Not even through `if TYPE_CHECKING:` (tflite's convert named export's options type while
+    export imported convert)."""
+    graph = _graph(typing=True)
     cycles = _cycles(graph)
     lines = []
     for cycle in cycles:
@@ -264,3 +284,24 @@ def test_a_format_is_its_folder(folder):
     package = f"graphfreeze.formats.{folder.name}"
     assert f"{package}.export" not in _graph()[f"{package}.runtime"]
     assert "FORMAT" in (folder / "export.py").read_text()
+
+
+# docs/ARCHITECTURE.md, "The other targets": a built-in target that freezes a graph runs the
+# graph stages in this order (onnx's optimize_for_inference twice: its own passes after the
+# shared ones), its format's export (web's a second export of one it reads), verify, then
+# benchmark or its format's own last stage (npu-*: compile_npu)
+STAGE_ORDER = (r"freeze_variables strip_training (optimize_for_inference )+export_\w+ "
+               r"(export_\w+ )?verify( benchmark| compile_npu)?")
+
+
+def test_built_in_targets_run_the_stages_in_the_order_the_docs_say():
+    import re
+
+    import tomllib
+
+    off = []
+    for path in sorted((PACKAGES["graphfreeze"] / "formats").glob("*/targets/*.toml")):
+        uses = [s["use"] for s in tomllib.loads(path.read_text())["stages"]]
+        if uses[0] == "freeze_variables" and not re.fullmatch(STAGE_ORDER, " ".join(uses)):
+            off.append(f"{path.relative_to(ROOT)}: {' -> '.join(uses)}")
+    assert not off, "targets out of the documented stage order:\n" + "\n".join(off)

@@ -19,7 +19,8 @@ from graphfreeze.io import storage
 
 # the distributions whose versions enter every key: graphfreeze, all it declares it requires (its
 # base and every extra but `dev`: a format's extra names its converter and runtime), Keras 3 (the
-# `.keras` loader TensorFlow brings) and every package that plugs into graphfreeze (entry points)
+# `.keras` loader TensorFlow brings) and every package that plugs into graphfreeze (entry points:
+# a plugin format's own version, and what it declares it requires but its extras)
 NOT_KEYED_EXTRAS = {"dev"}
 
 
@@ -60,8 +61,10 @@ def keyed_distributions() -> list[str]:
             names.add(re.match(r"[A-Za-z0-9._-]+", requirement)[0])
     for group in set(GROUPS.values()):
         for ep in metadata.entry_points(group=group):
-            if getattr(ep, "dist", None) is not None:
+            if getattr(ep, "dist", None) is not None:  # a plugin: itself and what it requires
                 names.add(ep.dist.name)
+                names.update(r for r in ep.dist.requires or [] if "extra" not in r)
+    names = {re.match(r"[A-Za-z0-9._-]+", name)[0] for name in names}
     return sorted({re.sub(r"[-_.]+", "-", name).lower() for name in names})
 
 

@@ -1,9 +1,11 @@
 """`--explain`'s Model Explorer overlays, written beside the artifact: `ARTIFACT.divergence.json`
-(each compared node's |diff| against the original, by the metric verification judged) and, for
-quantized TFLite, `ARTIFACT.quantization.json` (TensorFlow's QuantizationDebugger's rmse/scale
-per layer). Each is one node-data file in Model Explorer's format (node_data_builder's
-GraphNodeData: `name`, `results` {key: {value, bgColor, textColor}}), applied to the graph Model
-Explorer opens first, keyed as `graphs.node_keys` says.
+(each compared node's |diff| against the original, by the metric verification judged) and,
+where the format has a per-layer overlay (`Explorer.layers`: quantized TFLite's rmse/scale per
+layer), `ARTIFACT.quantization.json`. Each is one node-data file in Model Explorer's format
+(node_data_builder's GraphNodeData: `name`, `results` {key: {value, bgColor, textColor}}),
+applied to the graph Model Explorer opens first, keyed as the format's `Explorer.keys` says. A
+format without an Explorer gets none: refused up front when no target of the run has one
+(`check`), else a line in its summary.
 
 Colours: a node within its tolerance (a layer within rounding's error) is green, paler the
 smaller its error; beyond it, orange to red on a log scale; the worst node beyond it dark red.
@@ -16,7 +18,7 @@ import dataclasses
 import json
 import math
 
-from graphfreeze.explain.graphs import ADAPTERS, node_keys
+from graphfreeze.explain.graphs import cannot_draw, node_keys
 
 GREENS = ("#e8f5e9", "#66bb6a")  # error / allowed from 1e-4 to 1
 REDS = ("#ffcc80", "#e53935")  # from 1 to RED_AT times the allowed error
@@ -59,11 +61,11 @@ def _shown(value: float) -> float:
 
 def overlays(artifact, measured: dict | None) -> dict:
     """{kind: GraphNodeData} for `artifact` from the divergence locator's `measured` and the
-    artifact's per-layer quantization rows; {} for formats Model Explorer does not read."""
-    from graphfreeze.formats.tflite import quant_debug
+    format's per-layer overlay; {} for a format Model Explorer does not draw."""
     from graphfreeze.stages.verify import diverge
 
-    if artifact.format.name not in ADAPTERS:
+    explorer = artifact.format.explorer
+    if explorer is None:
         return {}
     found = {}
     values = diverge.overlay_values(measured) if measured and measured.get("available") else {}
@@ -73,17 +75,26 @@ def overlays(artifact, measured: dict | None) -> dict:
         found["divergence"] = node_data(
             f"{measure} against the original (tolerance {measured['tolerance']:g})",
             {keys[n]: v for n, v in values.items() if n in keys}, RED_AT["divergence"])
-    rows = artifact.facts.get("quantization_layers") or []
-    if rows and artifact.format.name == "tflite":
-        from graphfreeze.explain.graphs import tflite_tensors
-
-        made = set(tflite_tensors(artifact.staged or artifact.path))
-        layers = {k: v for k, v in quant_debug.overlay_values(rows).items() if k in made}
-        if layers:
-            found["quantization"] = node_data(
-                f"int8 error per layer, rmse/scale ({quant_debug.ROUNDING:.2f} is rounding "
-                "alone)", layers, RED_AT["quantization"])
+    layered = explorer.layers(artifact.staged or artifact.path, artifact.facts) \
+        if explorer.layers else None
+    if layered:
+        found["quantization"] = node_data(*layered, RED_AT["quantization"])
     return found
+
+
+def check(plans, registry):
+    """`plans`, unless --explain is given for targets none of whose formats Model Explorer
+    draws: then one ConfigError naming what it cannot draw (before any work)."""
+    from graphfreeze.errors import ConfigError
+
+    asked = {p.target.name: registry.format_of(next(s.stage.name for s in p.steps
+                                                    if s.stage.suffix))
+             for p in plans if any(getattr(s.options, "explain", False) for s in p.steps)}
+    if asked and not any(f is not None and f.explorer is not None for f in asked.values()):
+        fmt = next(iter(asked.values()))
+        raise ConfigError(f"--explain: {cannot_draw(fmt.name if fmt else 'plugin', registry)}; "
+                          f"drop --explain for target {', '.join(asked)}")
+    return plans
 
 
 def write(state, measured: dict | None):
@@ -92,6 +103,9 @@ def write(state, measured: dict | None):
     from graphfreeze.io import storage
 
     artifact = state.artifact
+    if artifact.format.explorer is None:
+        line = f"no overlays: Model Explorer has no adapter for {artifact.format.name} artifacts"
+        return dataclasses.replace(artifact, summary=(*artifact.summary, line))
     found = overlays(artifact, measured)
     if not found:
         return artifact

@@ -2,7 +2,7 @@
 `explorer` extra) on 127.0.0.1, with the artifact and the overlays `--explain` wrote beside it
 loaded, the worst node selected.
 
-The artifact is read by Model Explorer's built-in adapter for its format (`graphs.ADAPTERS`),
+The artifact is read by Model Explorer's built-in adapter for its format (`Format.explorer`),
 which parses the file and runs nothing (no TensorFlow, no graph, no code stored in a model). It
 is read here once before the server starts: a file it cannot read is one line, and the worst
 node's id is known for the URL. Nothing leaves the machine: Model Explorer's update check (PyPI
@@ -27,7 +27,7 @@ import urllib.parse
 import urllib.request
 
 from graphfreeze.errors import ConfigError, InputError, first_line, install_hint
-from graphfreeze.explain.graphs import ADAPTERS, READS
+from graphfreeze.explain.graphs import cannot_draw, drawn, reads, recognized
 from graphfreeze.explain.overlay import KINDS, WORST, overlay_path
 
 HOST = "127.0.0.1"
@@ -77,12 +77,18 @@ def prepare(path: str) -> Explained:
     path = os.path.abspath(path.rstrip("/"))
     if not os.path.exists(path):
         raise InputError(f"{path}: not found; give an artifact graphfreeze wrote")
+    from graphfreeze.registry import Registry
+
+    registry = Registry.default()
     sidecar = _sidecar(path)
-    fmt = sidecar.get("format") if sidecar else _guess_format(path)
-    if fmt not in ADAPTERS:
-        what = f"a {fmt} artifact" if sidecar else "not a file Model Explorer reads"
-        raise InputError(f"{path}: {what}; Model Explorer reads {READS}: give one of those "
-                         "graphfreeze wrote with --explain")
+    fmt = sidecar.get("format") if sidecar else recognized(path, registry)
+    explorers = drawn(registry)
+    if fmt not in explorers:
+        what = cannot_draw(fmt, registry) if sidecar else \
+            f"not a file Model Explorer reads (it reads {reads(registry)})"
+        raise InputError(f"{path}: {what}; give an artifact of one of those graphfreeze wrote "
+                         "with --explain")
+    adapter = explorers[fmt].adapter
     if sidecar is None:
         raise InputError(f"{path}: no sidecar {os.path.basename(path)}.json beside it; freeze "
                          "explain opens an artifact graphfreeze wrote with --explain")
@@ -97,14 +103,14 @@ def prepare(path: str) -> Explained:
     from graphfreeze.stages.verify.verify_file import check_digest
 
     check_digest(path, [path], sidecar.get("sha256"))
-    graph = read_graph(path, ADAPTERS[fmt])
+    graph = read_graph(path, adapter)
     worst, matched = {}, {}
     for kind, where in overlays.items():
         worst[kind], matched[kind] = _match(where, graph)
         if not matched[kind]:
             raise InputError(f"{where}: names no node of {path}'s graph; convert the model "
                              "again with --explain")
-    return Explained(path, ADAPTERS[fmt], overlays, graph["id"], worst, matched)
+    return Explained(path, adapter, overlays, graph["id"], worst, matched)
 
 
 def _sidecar(path: str) -> dict | None:
@@ -114,14 +120,6 @@ def _sidecar(path: str) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and "graphfreeze_version" in data else None
-
-
-def _guess_format(path: str) -> str | None:
-    if os.path.isdir(path):
-        found = any(os.path.isfile(os.path.join(path, f))
-                    for f in ("saved_model.pb", "saved_model.pbtxt"))
-        return "saved_model" if found else None
-    return {".tflite": "tflite", ".pb": "frozen_graph"}.get(os.path.splitext(path)[1])
 
 
 def read_graph(path: str, adapter: str) -> dict:

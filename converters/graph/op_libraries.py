@@ -5,7 +5,7 @@ one of its ops; without the package, one line names the op and the extra (exit 6
 
 from __future__ import annotations
 
-from graphfreeze.errors import ConfigError, install_hint
+from graphfreeze.errors import ConfigError, InputError, install_hint
 
 TEXT_PACKAGE = "tensorflow-text"  # the pip name; `tensorflow_text` is its module
 TEXT_EXTRA = "text"
@@ -27,6 +27,7 @@ TEXT_OPS = frozenset({
     "UnicodeScriptTokenizeWithOffsets", "WhitespaceTokenizeWithOffsets",
     "WordpieceTokenizeWithOffsets"})
 
+# Which formats take these ops each format's folder says (`text_ops.takes`); `takers` asks them.
 # TF-Text ops with a TFLite kernel in `tensorflow_text.tflite_registrar` (the TFLite custom op
 # has the TensorFlow op's name), RaggedTensorToTensor beside them (a TensorFlow op TFLite's
 # builtins lack, which TF-Text's registrar runs too)
@@ -43,11 +44,48 @@ ONNX_CONTRIB = frozenset({"SentencepieceOp", "SentencepieceTokenizeOp", "RegexSp
                           "WordpieceTokenizeWithOffsets"})
 
 
-def takers(op: str) -> str:
-    """The targets that run TF-Text op `op`, in words ("the android, server or onnx target")."""
-    names = ["android", "server"] + (["tflite"] if op in TFLITE_KERNELS else []) + \
-        (["onnx"] if op in ONNX_CONTRIB else [])
-    return f"the {', '.join(names[:-1])} or {names[-1]} target"
+class Untaken(InputError):
+    """A format's refusal of op-library op `op`; `{takers}` in its text is what takes it: the
+    run names those targets (`named`), asking every format (`Format.takes`); said in general
+    words until then."""
+
+    def __init__(self, text: str, op: str):
+        super().__init__(text.replace("{takers}", "a target whose format runs it (freeze targets)"))
+        self.text, self.op = text, op
+
+    def __reduce__(self):  # (sent back from a worker process whole, named or not)
+        return _untaken, (self.text, self.op, self.args)
+
+    def named(self, registry) -> Untaken:
+        """Itself, said with the targets that take the op."""
+        self.args = (self.text.replace("{takers}", takers(self.op, registry)),)
+        return self
+
+
+def _untaken(text: str, op: str, args: tuple) -> Untaken:
+    err = Untaken(text, op)
+    err.args = args
+    return err
+
+
+def takers(op: str, registry) -> str:
+    """The targets that run op-library op `op`, in words ("the android, onnx or server
+    target"): of each format whose folder says it takes it, its shortest-named target."""
+    import contextlib
+
+    found: dict[str, str] = {}
+    for name in registry.target_names():
+        for use in registry.target(name).stages:
+            with contextlib.suppress(ConfigError):
+                fmt = registry.format_of(use.use)
+                if fmt is not None and fmt.takes(op):
+                    known = found.get(fmt.name, name)
+                    found[fmt.name] = min(known, name, key=lambda t: (len(t), t))
+    names = sorted(found.values())
+    if not names:
+        return "no target"
+    return f"the {', '.join(names[:-1])} or {names[-1]} target" if len(names) > 1 else \
+        f"the {names[0]} target"
 
 
 def library_of(op: str) -> str | None:

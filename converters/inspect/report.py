@@ -174,44 +174,50 @@ def _format_gaps(graph, ops, formats, where) -> list:
     return sorted(gaps, key=lambda g: g.label)
 
 
-NOT_TFLITE = (".onnx", ".xml", ".bin", ".mlir", ".engine", ".plan")
+ARTIFACT_SUFFIXES = (".onnx", ".xml", ".bin", ".mlir", ".engine", ".plan")  # read, not loaded
 
 
 def device_report(path: str, device: str, kind: str = "auto", options: dict | None = None,
                   unsafe: bool = False, on_load=lambda: None, outputs: tuple[str, ...] = (),
                   inputs: tuple[str, ...] = (), strict: bool = False) -> dict:
     """`freeze inspect --device gpu`: which ops the device's delegate takes and which fall back
-    to the CPU, with the reason. A .tflite is read as it is; a TensorFlow model is converted to
-    TFLite first (the `tflite` target, cut at `outputs` and `inputs`, in a temporary folder;
-    nothing is written beside it). `strict`: as `inspect`'s."""
+    to the CPU, with the reason, as the format that judges `device` says (`Format.part`:
+    its folder's `devices.py`). Its artifact is read as it is; a TensorFlow model is converted
+    first (its `target`, cut at `outputs` and `inputs`, in a temporary folder; nothing is
+    written beside it). `strict`: as `inspect`'s."""
     from graphfreeze.convert import Request
     from graphfreeze.errors import ConfigError, InputError
-    from graphfreeze.formats.tflite import delegates
+    from graphfreeze.registry import Registry
 
+    registry = Registry.default()
+    judges = next(d for f in registry.formats() if (d := f.part("devices", "DEVICES"))
+                  and device in d.names)
     path = storage.expand(path)
     data = b""
-    if not path.endswith("/") and path.lower().endswith((".tflite", ".lite", *NOT_TFLITE)):
+    if not path.endswith("/") and path.lower().endswith((*judges.suffixes, *ARTIFACT_SUFFIXES)):
         data = storage.read_bytes(path)  # a missing file: the storage error names it
-    if delegates.is_tflite(data[:8]):
+    if judges.recognizes(data[:8]):
         if outputs or inputs or options:
-            raise ConfigError(f"{path}: a .tflite is judged as it is; --outputs, --inputs and "
-                              "source flags choose how a TensorFlow model converts: leave them "
-                              "out")
+            raise ConfigError(f"{path}: a {judges.suffixes[0]} is judged as it is; --outputs, "
+                              "--inputs and source flags choose how a TensorFlow model "
+                              "converts: leave them out")
         on_load()
-        how = "tflite file"
+        how = f"{judges.suffixes[0].lstrip('.')} file"
     elif data:
-        raise InputError(f"{path}: not a TFLite flatbuffer; --device {device} judges TFLite "
-                         "models: give a .tflite artifact or the TensorFlow model it comes from")
+        raise InputError(f"{path}: not a {judges.label} file; --device {device} judges "
+                         f"{judges.label} models: give a {judges.suffixes[0]} artifact or the "
+                         "TensorFlow model it comes from")
     else:
         request = Request(path, kind=kind, source_options=options or {}, unsafe=unsafe,
-                          outputs=outputs, inputs=inputs, targets=("tflite",), verify=False,
-                          flags=strict)
-        data, how = _as_tflite(request, on_load), "converted in memory (target tflite)"
+                          outputs=outputs, inputs=inputs, targets=(judges.target,),
+                          verify=False, flags=strict)
+        data = _converted(request, on_load, judges.suffixes[0])
+        how = f"converted in memory (target {judges.target})"
     return {"schema_version": SCHEMA_VERSION, "path": path, "device": device, "judged": how,
-            **delegates.coverage(data).as_json()}
+            **judges.judge(data, device)}
 
 
-def _as_tflite(request, on_load) -> bytes:
+def _converted(request, on_load, suffix: str) -> bytes:
     import dataclasses
     import os
     import tempfile
@@ -220,9 +226,9 @@ def _as_tflite(request, on_load) -> bytes:
     from graphfreeze.convert import execute, prepare
 
     with tempfile.TemporaryDirectory() as folder:
-        out = os.path.join(folder, "model.tflite")
+        out = os.path.join(folder, "model" + suffix)
         prepared = prepare(dataclasses.replace(request, output=out))
-        plans = plan.build(prepared.registry, ["tflite"], skip={"verify", "benchmark"})
+        plans = plan.build(prepared.registry, list(request.targets), skip={"verify", "benchmark"})
         on_load()
         execute(dataclasses.replace(prepared, plans=plans))
         with open(out, "rb") as f:

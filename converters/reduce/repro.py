@@ -54,7 +54,7 @@ def write(job, outputs, cuts, out_dir, tries, start, force=False):
     inputs = [(n.name, _dims(n.attr["shape"].shape)) for n in sub.node
               if n.op == "Placeholder"]
     atol, mean = _tolerances(job.verify_options) if feeds else (None, None)
-    text = script(job.format.name if job.format else "", job.export_options,
+    text = script(job.format, job.export_options,
                   storage.basename(paths["pb"]),
                   storage.basename(paths["npz"]) if feeds else None, inputs, list(outputs),
                   job.sig.said(), job.target, atol, mean)
@@ -105,11 +105,12 @@ def overlay(job, sub, outputs) -> dict | None:
     """The reduced divergence drawn for Model Explorer (a node-data file keyed by the reduced
     .pb's nodes, as --explain draws an artifact's: explain/overlay.py), or None when the
     locator did not report each node's |diff|."""
-    from graphfreeze.explain.graphs import graph_def_keys
     from graphfreeze.explain.overlay import RED_AT, node_data
+    from graphfreeze.plugins import by_index
+
     found = divergence_of(job, sub, outputs) or {}
     values = found.get("per_node") or {}
-    keys = graph_def_keys(sub, list(values))
+    keys = by_index(sub, list(values))
     if not keys:
         return None
     measure = "mean |diff|" if found.get("metric") == "mean_abs_diff" else "max |diff|"

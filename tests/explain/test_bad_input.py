@@ -57,7 +57,8 @@ def test_a_file_model_explorer_does_not_read(explained, freeze, monkeypatch):
     assert result.exit_code == 3
     line = _one_line(result)
     assert "model.ckpt-200.meta: not a file Model Explorer reads" in line
-    assert ".tflite files, frozen GraphDefs (.pb) and SavedModel folders" in line
+    assert all(what in line for what in (".tflite files", "frozen GraphDefs (.pb)",
+                                         "SavedModel folders")), line
 
 
 def test_without_the_extra_one_line_names_it(explained, tmp_path):
@@ -100,3 +101,16 @@ def test_changed_bytes_are_refused(explained, freeze, tmp_path, monkeypatch):
     result = freeze("explain", "model.ckpt-200.pb")
     assert result.exit_code == 3
     assert "are not those its sidecar records" in _one_line(result)
+
+
+def test_explain_of_a_format_model_explorer_cannot_draw_is_one_line(samples, freeze, tmp_path,
+                                                                    monkeypatch):
+    """Its format has no Model Explorer adapter (no explorer.py): refused before any work."""
+    shutil.copytree(samples / "iris", tmp_path / "iris")
+    monkeypatch.chdir(tmp_path / "iris")
+    result = freeze("--ckpt", "model.ckpt-200", "--outputs", "probs", "--target", "onnx",
+                    "--explain")
+    assert result.exit_code == 6
+    line = _one_line(result)
+    assert "--explain: Model Explorer cannot draw onnx artifacts (it reads" in line, line
+    assert "drop --explain for target onnx" in line and not list(tmp_path.glob("iris/*.onnx*"))

@@ -30,6 +30,12 @@ def test_text_ops_found_in_functions_and_the_targets_that_take_them():
     assert op_libraries.text_ops(graph_def) == ["SentencepieceTokenizeOp"]
     assert op_libraries.runtime_needs(graph_def)[0] == {
         "op_libraries": ["tensorflow-text"], "library_ops": ["SentencepieceTokenizeOp"]}
-    assert op_libraries.takers("SentencepieceTokenizeOp") == "the android, server or onnx target"
-    assert op_libraries.takers("FastBertNormalize") == "the android, server or tflite target"
-    assert op_libraries.takers("TFText>Utf8Binarize") == "the android, server or tflite target"
+    from graphfreeze.registry import Registry
+
+    registry = Registry.default(plugins=False)  # each format says which it takes (text_ops.takes)
+    assert op_libraries.takers("SentencepieceTokenizeOp", registry) == \
+        "the android, onnx or server target"
+    assert op_libraries.takers("FastBertNormalize", registry) == \
+        "the android, server or tflite target"
+    assert op_libraries.takers("TFText>Utf8Binarize", registry) == \
+        "the android, server or tflite target"

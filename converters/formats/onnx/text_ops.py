@@ -30,12 +30,19 @@ def _contrib_only() -> set[str]:
     return ops.get(CONTRIB, set()) - ops.get(constants.ONNX_DOMAIN, set())
 
 
+def takes(op: str) -> bool:
+    """The TF-Text ops an ONNX model runs: those tf2onnx maps to onnxruntime-extensions ops."""
+    from graphfreeze.graph.op_libraries import ONNX_CONTRIB
+
+    return op in ONNX_CONTRIB
+
+
 def extra_opsets(graph_def, where: str) -> list:
     """The opsets tf2onnx needs beyond the standard one for the graph's TF-Text ops and the
     string ops it maps to onnxruntime-extensions ([] without any); InputError for a TF-Text op
     tf2onnx does not map, or an op whose mapping computes something else."""
     from graphfreeze.graph.graphdefs import first_of_op
-    from graphfreeze.graph.op_libraries import ONNX_CONTRIB, ops_used, takers, text_ops
+    from graphfreeze.graph.op_libraries import ONNX_CONTRIB, Untaken, ops_used, text_ops
 
     used = text_ops(graph_def)
     contrib = ops_used(graph_def) & _contrib_only()
@@ -46,9 +53,9 @@ def extra_opsets(graph_def, where: str) -> list:
     missing = [op for op in used if op not in ONNX_CONTRIB]
     if missing:
         op = missing[0]
-        raise InputError(f"{where}: node '{first_of_op(graph_def, op)}' has TF-Text op '{op}', "
-                         f"which tf2onnx maps to no ONNX or onnxruntime-extensions op; use "
-                         f"{takers(op)}")
+        raise Untaken(f"{where}: node '{first_of_op(graph_def, op)}' has TF-Text op '{op}', "
+                      "which tf2onnx maps to no ONNX or onnxruntime-extensions op; use {takers}",
+                      op)
     return [_opset()] if used or contrib else []
 
 

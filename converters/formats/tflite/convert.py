@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import TYPE_CHECKING
 
 from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.tflite.composites import composite_converter, renamed
@@ -18,11 +17,8 @@ from graphfreeze.graph.composites import composite_calls
 from graphfreeze.graph.integer_matmuls import float_integer_matmuls
 from graphfreeze.graph.tables import has_tables, saved_model_converter
 
-if TYPE_CHECKING:
-    from graphfreeze.formats.tflite.export import TFLiteOptions
 
-
-def converter(graph_def, state, options: TFLiteOptions, inputs, samples=None):
+def converter(graph_def, state, options, inputs, samples=None):
     """TFLiteConverter for `options`; int8 calibrates on `samples` (default: from options)."""
     import tensorflow as tf
 
@@ -97,14 +93,14 @@ def dynamic(graph_def, inputs) -> bool:
     return has_tables(graph_def) or any(d.splits_of for d in domains(graph_def, inputs).values())
 
 
-def learned_ranges(graph_def, options: TFLiteOptions) -> bool:
+def learned_ranges(graph_def, options) -> bool:
     """A quantization-aware-trained graph (FakeQuant ops) on an integer or float target: it
     converts as TensorFlow converts QAT models, int8 with the ranges it learned (fp16 keeps the
     float conversion)."""
     return options.quantize != "fp16" and is_qat(graph_def)
 
 
-def convert(state, options: TFLiteOptions, inputs, samples=None) -> bytes:
+def convert(state, options, inputs, samples=None) -> bytes:
     """The flatbuffer; TF-Text ops go in as TF-Text's TFLite custom ops (`text_ops`)."""
     from graphfreeze.formats.tflite import text_ops
 

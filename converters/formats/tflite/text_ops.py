@@ -9,7 +9,7 @@ from __future__ import annotations
 from graphfreeze.errors import InputError, install_hint
 from graphfreeze.graph.graphdefs import first_of_op
 from graphfreeze.graph.op_libraries import TFLITE_KERNELS as KERNELS
-from graphfreeze.graph.op_libraries import takers, text_ops
+from graphfreeze.graph.op_libraries import Untaken, text_ops
 
 # TF-Text ops without a TFLite kernel -> the TF-Text class whose op has one
 INSTEAD = {
@@ -18,6 +18,11 @@ INSTEAD = {
     "WordpieceTokenizeWithOffsets": "FastWordpieceTokenizer", "NormalizeUTF8":
     "FastBertNormalizer", "CaseFoldUTF8": "FastBertNormalizer", "WhitespaceTokenizeWithOffsets":
     "WhitespaceTokenizer (tensorflow-text >= 2.7)", "SentenceFragments": "SentenceFragmenterV2"}
+
+
+def takes(op: str) -> bool:
+    """The TF-Text ops a .tflite runs: those with a kernel in TF-Text's tflite_registrar."""
+    return op in KERNELS
 
 
 def prepare(conv, graph_def, where: str) -> None:
@@ -32,10 +37,10 @@ def prepare(conv, graph_def, where: str) -> None:
         node = first_of_op(graph_def, op)
         instead = f"build the tokenizer with TF-Text's {INSTEAD[op]}, which has one, " \
             if op in INSTEAD else ""
-        raise InputError(
+        raise Untaken(
             f"{where}: node '{node}' has TF-Text op '{op}', which TFLite has no kernel for "
-            f"(TF-Text's TFLite kernels: tflite_registrar); {instead}use {takers(op)}, or a "
-            "TFLite runtime built with a Flex delegate holding TF-Text's kernels")
+            f"(TF-Text's TFLite kernels: tflite_registrar); {instead}use {{takers}}, or a "
+            "TFLite runtime built with a Flex delegate holding TF-Text's kernels", op)
     conv.allow_custom_ops = True
     from tensorflow_text import tflite_registrar  # loaded with the graph's ops
 

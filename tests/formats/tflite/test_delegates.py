@@ -92,7 +92,7 @@ def test_not_tflite(tmp_path, freeze, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "model.onnx").write_bytes(b"\x08\x07not tflite")
     assert_failed(freeze("inspect", "--device", "gpu", "model.onnx"), 3, "model.onnx",
-                  "not a TFLite flatbuffer", ".tflite")
+                  "not a TFLite file", ".tflite")
 
 
 def test_batch_reports_show_it(saved_model, freeze, monkeypatch, tmp_path):
