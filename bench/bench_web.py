@@ -3,8 +3,12 @@ no weights downloaded) next to the same model's in Python: web-onnx (onnxruntime
 headless Chromium) against onnx (onnxruntime's Python API), web-litert (LiteRT.js, wasm, in
 headless Chromium) against tflite (LiteRT's Python interpreter).
 
+Timed three ways:
+  verify stage  the verify stage of `freeze --target T` (in this process, one target a run, its
+                seeded inputs): for web, Chromium was started while the artifact was written
+                (export_web's prepare). Median of --runs.
 One `freeze` run converts the model to the four targets with --save-golden; then each artifact is
-verified against those golden inputs and outputs, timed two ways:
+verified against those golden inputs and outputs:
   verify_file   graphfreeze's `freeze verify` work in this process (TensorFlow already imported):
                 open the session (web: start Chromium, load the runtime's wasm and the model),
                 run the golden inputs, judge. Median of --runs.
@@ -67,6 +71,24 @@ def in_process(path: Path, golden: Path, runs: int) -> list[float]:
     return times
 
 
+def verify_stage(folder: Path, entry: dict, target: str, runs: int) -> float:
+    """The median seconds of the verify stage in `freeze --target TARGET` (in this process,
+    one target a run): from its start to the next stage's, or the run's end."""
+    from graphfreeze.convert import Request, execute, prepare
+
+    times = []
+    for _ in range(runs + 1):  # the first warms the imports
+        marks: list[tuple[str, float]] = []
+        request = Request(source=str(folder / entry["path"]), targets=(target,),
+                          output=str(folder / "web_bench" / "stage") + "/", force=True)
+        execute(prepare(request), on_stage=lambda t, stage, marks=marks: marks.append(
+            (stage, time.perf_counter())))
+        marks.append(("end", time.perf_counter()))
+        at = next(i for i, (stage, _) in enumerate(marks) if stage == "verify")
+        times.append(marks[at + 1][1] - marks[at][1])
+    return statistics.median(times[1:])
+
+
 def command(path: Path, golden: Path) -> float:
     start = time.perf_counter()
     subprocess.run([freeze(), "verify", str(path), "--golden", str(golden)], check=True,
@@ -82,7 +104,7 @@ def main() -> None:
     from graphfreeze.process.quiet import import_tensorflow_quietly
 
     import_tensorflow_quietly()
-    out, _ = converted(args.zoo)
+    out, entry = converted(args.zoo)
     golden = out / "golden"
     rows = []
     for python_target, web_target, suffix in PAIRS:
@@ -91,15 +113,18 @@ def main() -> None:
             path = artifact(out, target, suffix)
             times = in_process(path, golden, args.runs)
             car = json.loads(Path(f"{path}.json").read_text())
-            timed[target] = (statistics.median(times), command(path, golden),
-                             car.get("web", {}), car["verification"]["batch_size"])
-        (py, py_cmd, _, rows_n), (web, web_cmd, facts, _) = timed[python_target], timed[web_target]
-        rows.append(f"| {web_target} vs {python_target} | {rows_n} | {py:.2f} s | {web:.2f} s | "
-                    f"{web / py:.1f}x | {py_cmd:.1f} s | {web_cmd:.1f} s | {web_cmd / py_cmd:.2f}x | "
-                    f"{facts.get('package')} {facts.get('version')}, {facts.get('browser')} |")
-    print("| pair | rows | verify_file, Python | verify_file, browser | ratio | freeze verify, "
-          "Python | freeze verify, browser | ratio | browser runtime |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+            timed[target] = (verify_stage(out.parent, entry, target, args.runs),
+                             statistics.median(times), command(path, golden),
+                             car.get("web", {}))
+        py, web = timed[python_target], timed[web_target]
+        facts = web[3]
+        rows.append(f"| {web_target} vs {python_target} | "
+                    + " | ".join(f"{p:.2f} s | {w:.2f} s | {w / p:.1f}x"
+                                 for p, w in zip(py[:3], web[:3], strict=True))
+                    + f" | {facts.get('package')} {facts.get('version')}, {facts.get('browser')} |")
+    print("| pair | verify stage, Python | browser | ratio | freeze verify's work, Python | "
+          "browser | ratio | freeze verify command, Python | browser | ratio | browser runtime |")
+    print("| --- |" + " ---: |" * 9 + " --- |")
     print("\n".join(rows))
 
 
