@@ -16,6 +16,8 @@ from graphfreeze.formats.openvino.describe import describe
 from graphfreeze.formats.openvino.gaps import openvino_gaps
 from graphfreeze.formats.openvino.runtime import open_openvino, parts
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, const_bytes, over_protobuf
+from graphfreeze.graph.stand_ins import held_bytes, stand_ins
+from graphfreeze.graph.weights import attach
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import option
@@ -28,6 +30,7 @@ from graphfreeze.tensors import io_infos
 class OpenVinoOptions:
     compress_to_fp16: bool = option(False, help="openvino: store weights as float16 (half the "
                                                 "size; computed in f32).")
+    apart_bytes: int = 1 << 30  # weights held apart above this never go through the frontend
 
 
 def run(state, options: OpenVinoOptions):
@@ -43,11 +46,19 @@ def run(state, options: OpenVinoOptions):
                          "loops OpenVINO converts but its CPU plugin cannot run (\"StaticMemory "
                          "... undefined\", or a segmentation fault); use the onnx or tflite "
                          "target")
+    apart = False
     if getattr(state.model, "interface", False):  # the SavedModel, read by the frontend itself
         model = to_ir(state.model.stored_graph, state.model.graph_file, inputs, outputs,
                       folder=state.model.location)
         graph_facts = {"openvino_read": "the SavedModel folder"}  # no frozen graph made
+    elif apart := held_bytes(state.weights) > options.apart_bytes:  # never in one GraphDef
+        model = _apart(state, inputs, outputs)
+        graph_facts = {"node_count": len(state.graph_def.node),
+                       "op_counts": op_counts(state.graph_def)}
     else:
+        if state.weights is not None:  # (the frontend reads them from the graph)
+            attach(state.graph_def, state.weights)
+            state = dataclasses.replace(state, weights=None)
         if (size := const_bytes(state.graph_def)) > PROTOBUF_LIMIT:  # (else "Failed to serialize
             raise over_protobuf(state.model.graph_file, size, PROTOBUF_LIMIT,  # proto")
                                 "which OpenVINO's TensorFlow frontend converts a graph through")
@@ -81,7 +92,43 @@ def run(state, options: OpenVinoOptions):
                  *([f"ops of {tokenizers.PACKAGE} ({', '.join(extension)}): `import "
                     "openvino_tokenizers` before creating the Core that reads it"]
                    if extension else [])))
-    return dataclasses.replace(state, artifact=artifact)
+    return dataclasses.replace(state, artifact=artifact, weights=None if apart else
+                               state.weights)  # (written: let them go)
+
+
+def _apart(state, inputs, outputs):
+    """The IR of the graph with its held weights as stand-ins (graph/stand_ins.py), each
+    Parameter then replaced by a Constant sharing the held array's memory (no copy)."""
+    import openvino as ov
+    from graphfreeze.tensors import TensorInfo
+
+    graph_def, arrays = stand_ins(state.graph_def, state.weights)
+    infos = [TensorInfo(f"{name}:0", a.dtype.name, a.shape) for name, a in arrays.items()]
+    model = to_ir(graph_def, state.model.graph_file, [*inputs, *infos], outputs)
+    for parameter in list(model.get_parameters()):
+        names = parameter.output(0).get_names()
+        name = next((i.name.rsplit(":", 1)[0] for i in infos if names & {i.name, i.name[:-2]}),
+                    None)
+        if name is not None:
+            constant = ov.op.Constant(_shared(arrays[name]), shared_memory=True)
+            parameter.output(0).replace(constant.output(0))
+            model.remove_parameter(parameter)
+    model.validate_nodes_and_infer_types()
+    return model
+
+
+def _shared(array):
+    """A view of `array`'s memory that OpenVINO's Constant takes without copying (it refuses a
+    read-only array; it never writes a Constant's data)."""
+    import ctypes
+
+    import numpy as np
+
+    array = np.ascontiguousarray(array)
+    memory = (ctypes.c_char * array.nbytes).from_address(array.ctypes.data)
+    view = np.frombuffer(memory, dtype=array.dtype).reshape(array.shape)
+    memory._graphfreeze_keep = array  # (the array's memory lives as long as the view)
+    return view
 
 
 def _save(ov, model, temps: list[str], path: str, compress_to_fp16: bool) -> None:
@@ -102,7 +149,6 @@ def _save(ov, model, temps: list[str], path: str, compress_to_fp16: bool) -> Non
 
 STAGE = Stage("export_openvino", run, "graph", "artifact", OpenVinoOptions,
               "OpenVINO IR (.xml + .bin) with OpenVINO's TensorFlow frontend", suffix=".xml",
-              floor=always, reads=("saved_model",), source_graph=False)
+              floor=always, reads=("saved_model",), source_graph=False, weights_apart=True)
 FORMAT = Format("openvino", STAGE, open=open_openvino, gaps=openvino_gaps, parts=parts,
-                requires=("openvino",), extra="openvino", floor=True, describe=describe,
-                max_bytes=PROTOBUF_LIMIT)  # a frozen graph's (a SavedModel it reads whole)
+                requires=("openvino",), extra="openvino", floor=True, describe=describe)
