@@ -13,7 +13,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,convert,ray,openvino,text,keras-hub,explorer]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,convert,ray,openvino,text,keras-hub,llm,explorer]"
 	touch $(STAMP)
 
 $(DEMO)/checkpoint: models/iris_dnn.py | $(STAMP)

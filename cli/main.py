@@ -36,6 +36,7 @@ running.PROGRAM = _PROGRAM
 LAZY = {"batch": "graphfreeze_cli.batch:batch_command",
         "cache": "graphfreeze_cli.cache:cache_command",
         "explain": "graphfreeze_cli.explain:explain_command",
+        "generate": "graphfreeze_cli.generate:generate_command",
         "scan": "graphfreeze_cli.scan:scan_command",
         "verify": "graphfreeze_cli.verify:verify_command"}
 

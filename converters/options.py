@@ -102,7 +102,9 @@ def _coerce(value, want, where: str):
         (item,) = typing.get_args(want)[:1]
         if not isinstance(value, list | tuple):
             raise ConfigError(f"{where} must be a list, got {value!r}")
-        return tuple(_coerce(v, item, where) for v in value)
+        # a repeated command-line flag gives strings: `--prefill-lengths 16` is the integer 16
+        return tuple(_coerce(int(v) if item is int and isinstance(v, str) and v.isdigit() else v,
+                             item, where) for v in value)
     if want is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if want is bool and not isinstance(value, bool):

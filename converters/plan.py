@@ -50,8 +50,9 @@ def build(registry: Registry, target_names: list[str], stage_options: dict | Non
           flags: bool = False) -> list[TargetPlan]:
     """Resolve targets and stages, parse options (plus `stage_options` where a stage has that
     option, and `target_options[target]` for that target's stages), drop stages named in
-    `skip`, and check each stage gets the kind it consumes. `flags`: the stage_options came from
-    the command line, so errors name them as flags."""
+    `skip` (or of its kind: `verify` drops `verify_generation` too), and check each stage gets
+    the kind it consumes. `flags`: the stage_options came from the command line, so errors name
+    them as flags."""
     stage_options, target_options = stage_options or {}, target_options or {}
     if len(set(target_names)) != len(target_names):
         raise ConfigError(f"target given twice in {', '.join(target_names)}")
@@ -64,7 +65,7 @@ def build(registry: Registry, target_names: list[str], stage_options: dict | Non
         own, used_own = target_options.get(name, {}), set()
         steps, kind = [], FIRST_KIND
         for use in target.stages:
-            if use.use in skip:
+            if use.use in skip or use.use.split("_")[0] in skip:
                 continue
             stage = registry.stage(use.use)
             where = f"target '{name}', stage '{use.use}'"

@@ -73,8 +73,8 @@ def read(path: str) -> dict:
     when there is none or it is not one."""
     where = f"{path}.json"
     if not storage.exists(where):
-        raise InputError(f"{path}: no sidecar {where}; verify needs the sidecar graphfreeze wrote "
-                         "beside the artifact (it names the inputs, outputs and target)")
+        raise InputError(f"{path}: no sidecar {where}; this needs the sidecar graphfreeze "
+                         "wrote beside the artifact (it names the inputs, outputs and target)")
     try:
         sidecar = json.loads(storage.read_bytes(where))
     except ValueError as err:

@@ -22,6 +22,12 @@ class TensorInfo:
                 "shape": None if self.shape is None else list(self.shape)}
 
 
+def infos(entries: list[dict]) -> tuple[TensorInfo, ...]:
+    """TensorInfos from their sidecar entries (`TensorInfo.as_json`)."""
+    return tuple(TensorInfo(e["name"], e["dtype"], None if e["shape"] is None
+                            else tuple(e["shape"])) for e in entries)
+
+
 def tensor_infos(graph_def, refs, memo: dict | None = None) -> tuple[TensorInfo, ...]:
     """Dtype and static shape of each named tensor: from graph/shapes where it has every op's
     shape function, else from TensorFlow's own shape inference on the graph's skeleton (weights

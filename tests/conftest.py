@@ -104,6 +104,13 @@ def wide(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def causal_lms(tmp_path_factory) -> Path:
+    """Tiny keras-hub GPT-2, Gemma and Llama, trained to count (models/causal_lms.py):
+    NAME/model.keras (read-only use: copy it)."""
+    return _built(tmp_path_factory, "causal_lms.py", "causal_lms")
+
+
+@pytest.fixture(scope="session")
 def source_cases(tmp_path_factory) -> Path:
     """The source edge cases of models/source_cases.py, built once."""
     return _built(tmp_path_factory, "source_cases.py", "source_cases")
@@ -242,7 +249,8 @@ def no_step_summary(monkeypatch):
 # the fast tier (`make test-fast`, `pytest -m "not slow"`): a test is slow when it builds sample
 # models (a fixture below), starts a cluster, or runs the installed command end to end (tests/e2e)
 SLOW_FIXTURES = {"samples", "sample", "other_samples", "other", "keras_layers", "wide",
-                 "source_cases", "hostile_models", "zoo", "family", "freeze", "freeze_noted"}
+                 "source_cases", "causal_lms", "hostile_models", "zoo", "family", "freeze",
+                 "freeze_noted"}
 
 
 def pytest_configure(config):

@@ -41,8 +41,10 @@ def output_paths(out: str | None, plans: list[TargetPlan], stem: str) -> dict[st
 
 def quantized(plan: TargetPlan) -> bool:
     """Whether the target's export quantizes (its options' `quantize`, as the tflite and onnx
-    formats name it, is set to something but none)."""
-    return any(getattr(step.options, "quantize", "none") not in ("none", None)
+    formats name it, is set to something but none; or its `weights`, as litert-lm's, are not
+    float32)."""
+    return any(getattr(step.options, "quantize", "none") not in ("none", None) or
+               getattr(step.options, "weights", "float32") != "float32"
                for step in plan.steps if step.stage.suffix)
 
 

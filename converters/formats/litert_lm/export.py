@@ -56,7 +56,7 @@ def run(state, options: LiteRTLMOptions):
         raise InputError(f"{where}: prefill length {lengths[-1]} is longer than the cache "
                          f"({layout.cache_len}); give --prefill-lengths of at most that")
     data = quantized(convert(model, layout, lengths, options.weights == "fp16", where),
-                     options.weights, options.block_size)
+                     options.weights, options.block_size, where)
     (local,) = state.files.workdir([state.output_path])
     with open(local, "wb") as f:
         f.write(data)
@@ -67,8 +67,9 @@ def run(state, options: LiteRTLMOptions):
     summary = (f"signatures {', '.join(signatures)}: tokens [1, T] int32, input_pos [T] int32, "
                f"kv_cache_k_<i>/kv_cache_v_<i> {layout.cache_shape()} {layout.dtype} for "
                f"{layout.layers} layers in and out, logits out",)
+    inputs, outputs = layout.tensors()
     artifact = Artifact(path=state.output_path, sha256=sha256, size=size, format=FORMAT,
-                        inputs=(), outputs=(), staged=local, facts=facts, summary=summary)
+                        inputs=inputs, outputs=outputs, staged=local, facts=facts, summary=summary)
     return dataclasses.replace(state, artifact=artifact)
 
 

@@ -28,6 +28,14 @@ class Layout:
     def cache_names(self) -> list[str]:
         return [f"kv_cache_{kv}_{i}" for i in range(self.layers) for kv in "kv"]
 
+    def tensors(self) -> tuple[tuple, tuple]:
+        """(inputs, outputs) of every signature as TensorInfos, T (the tokens) unknown."""
+        from graphfreeze.tensors import TensorInfo
+
+        caches = [TensorInfo(n, self.dtype, tuple(self.cache_shape())) for n in self.cache_names()]
+        return ((TensorInfo("tokens", "int32", (1, None)), TensorInfo("input_pos", "int32", (None,)),
+                 *caches), (TensorInfo("logits", "float32", (1, None, self.vocab_size)), *caches))
+
     def as_json(self) -> dict:
         return {**asdict(self), "cache_shape": self.cache_shape()}
 

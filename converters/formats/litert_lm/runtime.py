@@ -90,6 +90,14 @@ class GeneratorSession(Session):
         self.generator, self.threads = Generator(path, threads), threads
         self.label = "ai-edge-litert"
 
+    def generate(self, prompt: list[int], new_tokens: int) -> Generated:
+        """Greedy generation (`freeze generate`); a token outside the vocabulary is refused."""
+        outside = [t for t in prompt if not 0 <= t < self.generator.vocab_size]
+        if outside:
+            raise RunError(f"prompt token {outside[0]} is outside the vocabulary (0 to "
+                           f"{self.generator.vocab_size - 1})")
+        return self.generator.generate(prompt, new_tokens)
+
     def run(self, feeds: dict) -> list:
         runner = self.generator.interpreter.get_signature_runner(
             f"prefill_{self.generator.prefills[0]}")

@@ -35,9 +35,9 @@ class GenerationOptions:
                                    "give a share from 0 to 1")
 
 
-def prompts(layout: dict, shortest_prefill: int, new_tokens: int, where: str) -> list[list[int]]:
-    """Seeded prompts of 3 lengths up to the shortest prefill, each leaving room for the new
-    tokens in the cache."""
+def prompts(layout: dict, prefills: list[int], new_tokens: int, where: str) -> list[list[int]]:
+    """Seeded prompts: a short one and one as long as each prefill length (so every prefill
+    signature runs), each leaving room for the new tokens in the cache."""
     import numpy as np
 
     room = layout["cache_len"] - new_tokens
@@ -45,8 +45,7 @@ def prompts(layout: dict, shortest_prefill: int, new_tokens: int, where: str) ->
         raise InputError(f"{where}: --max-cache-len {layout['cache_len']} leaves no room for a "
                          f"prompt and {new_tokens} new tokens; give a longer cache or fewer "
                          "--max-new-tokens")
-    longest = min(shortest_prefill, room)
-    lengths = sorted({max(1, min(4, longest)), max(1, longest // 2), longest})
+    lengths = sorted({min(4, room), *(min(t, room) for t in prefills)})
     rng = np.random.default_rng(SEED)
     return [rng.integers(0, layout["vocab_size"], size=n).tolist() for n in lengths]
 
@@ -68,6 +67,19 @@ def original(model, prompt: list[int], new_tokens: int):
     return tokens, logits[0, len(prompt) - 1:len(prompt) - 1 + new_tokens]
 
 
+def metrics(got, want, agreement: float) -> dict:
+    """Each step's logits against the original's, as every target's verification reports an
+    output (top-1 agreement: the generated tokens')."""
+    import numpy as np
+
+    diff = (got - want).astype(np.float64)
+    norms = float(np.linalg.norm(got) * np.linalg.norm(want))
+    return {"max_abs_diff": float(np.max(np.abs(diff))), "mean_abs_diff": float(np.mean(
+        np.abs(diff))), "rmse": float(np.sqrt(np.mean(diff ** 2))),
+            "cosine": float(np.sum(got * want) / norms) if norms else 1.0,
+            "top1_agreement": agreement}
+
+
 def run(state, options: GenerationOptions):
     import numpy as np
 
@@ -77,21 +89,26 @@ def run(state, options: GenerationOptions):
         generator = Generator(artifact.staged)
     except RunError as err:
         raise VerificationError(f"{artifact.path}: {err}; nothing written") from err
-    cases, same, total, worst = [], 0, 0, 0.0
-    for prompt in prompts(artifact.facts["layout"], generator.prefills[0],
-                          options.max_new_tokens, where):
+    cases, same, total, got, wanted = [], 0, 0, [], []
+    for prompt in prompts(artifact.facts["layout"], generator.prefills, options.max_new_tokens,
+                          where):
         want, want_logits = original(model, prompt, options.max_new_tokens)
         free = generator.generate(prompt, options.max_new_tokens)
         forced = generator.generate(prompt, options.max_new_tokens, forced=want)
         diff = float(np.max(np.abs(np.stack(forced.logits) - want_logits)))
         agree = sum(a == b for a, b in zip(free.tokens, want, strict=True))
-        same, total, worst = same + agree, total + len(want), max(worst, diff)
+        same, total = same + agree, total + len(want)
+        got.append(np.stack(forced.logits))
+        wanted.append(want_logits)
         cases.append({"prompt_tokens": len(prompt), "agreement": agree / len(want),
                       "logits_max_abs_diff": diff, "tokens_per_second": free.tokens_per_second()})
     share = same / total
+    logits = metrics(np.concatenate(got), np.concatenate(wanted), share)
+    worst = logits["max_abs_diff"]
     report = {"passed": share >= options.min_token_agreement, "token_agreement": share,
               "min_token_agreement": options.min_token_agreement, "max_abs_diff": worst,
-              "new_tokens": options.max_new_tokens, "prompts": cases}
+              "new_tokens": options.max_new_tokens, "prompts": cases,
+              "metrics": {"logits": logits}}
     if not report["passed"]:
         raise VerificationError(
             f"{artifact.path}: {share:.0%} of generated tokens match the original's greedy "

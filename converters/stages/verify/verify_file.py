@@ -10,12 +10,7 @@ from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import flag_of, parse_options
 from graphfreeze.sidecar import read
 from graphfreeze.state import Artifact
-from graphfreeze.tensors import TensorInfo
-
-
-def _infos(entries: list[dict]) -> tuple[TensorInfo, ...]:
-    return tuple(TensorInfo(e["name"], e["dtype"], None if e["shape"] is None
-                            else tuple(e["shape"])) for e in entries)
+from graphfreeze.tensors import infos
 
 
 def check_digest(path: str, parts: list[str], recorded: str | None) -> None:
@@ -77,7 +72,7 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
                             lambda name: flag_of(VerifyOptions, name) if name in stage_options
                             else name)
     check_digest(path, fmt.parts(path), sidecar.get("sha256"))
-    inputs, outputs = _infos(sidecar["inputs"]), _infos(sidecar["outputs"])
+    inputs, outputs = infos(sidecar["inputs"]), infos(sidecar["outputs"])
     feeds, expected, labels = golden.load(golden_dir, inputs, outputs)
     facts = {k: sidecar[k] for k in ("quantization",) if k in sidecar}
     artifact = Artifact(path=path, sha256=sidecar.get("sha256", ""), size=sidecar.get("bytes", 0),
