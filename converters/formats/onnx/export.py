@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from graphfreeze.data.options import CalibrationOptions
-from graphfreeze.errors import ConfigError, InputError, first_line
+from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.onnx.describe import describe
 from graphfreeze.formats.onnx.external import as_initializers
 from graphfreeze.formats.onnx.fakequant import (
@@ -40,9 +40,8 @@ from graphfreeze.formats.onnx.text_ops import (
 from graphfreeze.formats.onnx.tf2onnx_order import const_protos_synced_once, loops_in_name_order
 from graphfreeze.graph.fake_quant import fake_quant_ranges
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, const_bytes, over_protobuf
-from graphfreeze.graph.stand_ins import held_bytes, stand_ins
+from graphfreeze.graph.stand_ins import kept_apart, stand_ins
 from graphfreeze.graph.tables import initialized_tables
-from graphfreeze.graph.weights import attach
 from graphfreeze.io import storage
 from graphfreeze.io.trees import artifact_digest
 from graphfreeze.options import OptionValueError, option
@@ -260,16 +259,9 @@ def run(state, options: OnnxOptions):
 
     opset = options.opset or newest_opset()
     inputs, outputs = io_infos(state)
-    apart = _tensors(*stand_ins(state.graph_def, state.weights)) \
-        if held_bytes(state.weights) > options.apart_bytes else None
-    if apart and options.quantize != "none":  # (onnxruntime's tools hold the model whole)
-        raise ConfigError(f"{state.model.graph_file}: the weights are "
-                          f"{held_bytes(state.weights) / 2**30:.2f} GiB, over the "
-                          f"{options.apart_bytes / 2**30:.3g} GiB {state.target} quantizes; use "
-                          "the onnx target (float32, weights in FILE.onnx.data)")
-    if state.weights is not None and not apart:  # (tf2onnx reads them from the graph)
-        attach(state.graph_def, state.weights)
-        state = dataclasses.replace(state, weights=None)
+    state, held = kept_apart(state, options.apart_bytes, options.quantize != "none",
+                             "the onnx target (float32, weights in FILE.onnx.data)")
+    apart = _tensors(*stand_ins(state.graph_def, state.weights)) if held else None
     model = to_onnx(state, opset, apart)
     fill_io_shapes(model, (*inputs, *outputs))
     missing = unmapped_ops(model)

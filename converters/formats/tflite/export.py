@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze.data.options import CalibrationOptions
-from graphfreeze.errors import ConfigError, InputError, first_line
+from graphfreeze.errors import InputError, first_line
 from graphfreeze.formats.tflite import aot, buffer_offset, delegates, flex, int8, text_ops
 from graphfreeze.formats.tflite.convert import convert, converter, learned_ranges, needs_litert
 from graphfreeze.formats.tflite.describe import describe
@@ -23,8 +23,7 @@ from graphfreeze.formats.tflite.selective import IO_TYPES, RANGES
 from graphfreeze.formats.tflite.tensor_lists import LOOPS
 from graphfreeze.graph.composites import detection_node
 from graphfreeze.graph.serialize import PROTOBUF_LIMIT, const_bytes, over_protobuf
-from graphfreeze.graph.stand_ins import held_bytes, stand_ins
-from graphfreeze.graph.weights import attach
+from graphfreeze.graph.stand_ins import kept_apart, stand_ins
 from graphfreeze.names import TensorRef
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Format, Stage
@@ -81,15 +80,8 @@ def run(state, options: TFLiteOptions):
     from graphfreeze.io.trees import artifact_digest
 
     inputs, outputs = io_infos(state)
-    apart = held_bytes(state.weights) > options.apart_bytes
-    if apart and options.quantize != "none":  # (the converter quantizes constants it holds)
-        raise ConfigError(f"{state.model.graph_file}: the weights are "
-                          f"{held_bytes(state.weights) / 2**30:.2f} GiB, over the "
-                          f"{options.apart_bytes / 2**30:.3g} GiB {state.target} quantizes; use "
-                          "the tflite target (float32, LiteRT's buffer-offset layout)")
-    if state.weights is not None and not apart:  # (the converter reads them from the graph)
-        attach(state.graph_def, state.weights)
-        state = dataclasses.replace(state, weights=None)
+    state, apart = kept_apart(state, options.apart_bytes, options.quantize != "none",
+                              "the tflite target (float32, LiteRT's buffer-offset layout)")
     if not apart and (size := const_bytes(state.graph_def)) > PROTOBUF_LIMIT:  # (else "Failed to serialize
         raise over_protobuf(state.model.graph_file, size, PROTOBUF_LIMIT,  # proto", after minutes)
                             "which the TFLite converter converts through")
