@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from graphfreeze import names, plan
 from graphfreeze.errors import ConfigError, InputError, OutputError
-from graphfreeze.explain.overlay import check as check_explain
 from graphfreeze.graph import inputs as graph_inputs
 from graphfreeze.io import outputs, storage
 from graphfreeze.options import RunOptions, flag_of, parse_options, paths_of
@@ -102,7 +101,6 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     plans = plan.build(registry, list(request.targets), request.stage_options,
                        skip=set() if request.verify else {"verify"},
                        target_options=request.target_options, flags=request.flags)
-    check_explain(plans, registry)  # --explain of targets none of whose formats it draws
     source, options = source_for(request.source, request.kind, request.source_options, registry,
                                  strict=request.flags)
     paths = outputs.output_paths(request.output, plans, source.stem(request.source, options))

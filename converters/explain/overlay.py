@@ -18,7 +18,7 @@ import dataclasses
 import json
 import math
 
-from graphfreeze.explain.graphs import cannot_draw, node_keys
+from graphfreeze.explain.graphs import node_keys
 
 GREENS = ("#e8f5e9", "#66bb6a")  # error / allowed from 1e-4 to 1
 REDS = ("#ffcc80", "#e53935")  # from 1 to RED_AT times the allowed error
@@ -82,21 +82,6 @@ def overlays(artifact, measured: dict | None) -> dict:
     return found
 
 
-def check(plans, registry):
-    """`plans`, unless --explain is given for targets none of whose formats Model Explorer
-    draws: then one ConfigError naming what it cannot draw (before any work)."""
-    from graphfreeze.errors import ConfigError
-
-    asked = {p.target.name: registry.format_of(next(s.stage.name for s in p.steps
-                                                    if s.stage.suffix))
-             for p in plans if any(getattr(s.options, "explain", False) for s in p.steps)}
-    if asked and not any(f is not None and f.explorer is not None for f in asked.values()):
-        fmt = next(iter(asked.values()))
-        raise ConfigError(f"--explain: {cannot_draw(fmt.name if fmt else 'plugin', registry)}; "
-                          f"drop --explain for target {', '.join(asked)}")
-    return plans
-
-
 def write(state, measured: dict | None):
     """Write the overlays of `state.artifact` beside it (in the run's transaction); the artifact
     with the sidecar's `explain` ({kind: file name}) and a line saying how to open them."""
@@ -104,7 +89,8 @@ def write(state, measured: dict | None):
 
     artifact = state.artifact
     if artifact.format.explorer is None:
-        line = f"no overlays: Model Explorer has no adapter for {artifact.format.name} artifacts"
+        line = (f"no overlays: Model Explorer has no adapter for {artifact.format.name} "
+                "artifacts; where it diverges is in the sidecar (`verification.divergence`)")
         return dataclasses.replace(artifact, summary=(*artifact.summary, line))
     found = overlays(artifact, measured)
     if not found:
