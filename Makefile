@@ -81,7 +81,7 @@ $(WHEEL_STAMP): $(DIST) action.yml
 	rm -rf build
 	$(BIN)/python -c '$(ACTION_STEP)' action.yml "Install graphfreeze" >.venv-wheel/install.sh
 	cd "$${TMPDIR:-/tmp}" && PATH="$(CURDIR)/.venv-wheel/bin:$$PATH" GITHUB_ACTION_PATH="$(CURDIR)" \
-		EXTRAS=convert,openvino,ray bash --noprofile --norc -eo pipefail "$(CURDIR)/.venv-wheel/install.sh" \
+		EXTRAS=convert,openvino,ray,llm bash --noprofile --norc -eo pipefail "$(CURDIR)/.venv-wheel/install.sh" \
 		>"$(CURDIR)/.venv-wheel/install.log" 2>&1 || (cat "$(CURDIR)/.venv-wheel/install.log"; exit 1)
 	touch $(WHEEL_STAMP)
 

@@ -137,6 +137,10 @@ def test_bad_input_is_one_line_and_nothing_written(causal_lms, keras_layers, tmp
     _refused(_freeze(cnn, "model.keras", "--target", "litert-lm"), "not a causal language model",
              "--target tflite")
     assert sorted(p.name for p in cnn.iterdir()) == ["model.keras"]
+    # a SavedModel keeps no cached forward pass to trace
+    shutil.copytree(keras_layers / "keras3_savedmodel", tmp_path / "exported")
+    _refused(_freeze(tmp_path, "exported", "--target", "litert-lm"), "exported", ".keras file")
+    assert not [p for p in tmp_path.iterdir() if p.suffix in (".tflite", ".json")]
 
 
 def test_generate_refuses_what_it_cannot_run(causal_lms, tmp_path, keras_layers):

@@ -18,12 +18,16 @@ WHY = missing(WHEEL / ".installed", ".venv-wheel", "action.yml")
 pytestmark = pytest.mark.skipif(WHY is not None, reason=str(WHY))
 FREEZE = WHEEL / "bin" / "freeze"
 LISTED = builtin_targets()
-# every target a plain name runs: a parameter's target (npu-<vendor>:<soc>) needs its vendor's SDK
-TARGETS = {name: t for name, t in LISTED.items() if "parameter" not in t}
+# every target a plain name runs on a checkpoint: a parameter's target (npu-<vendor>:<soc>) needs
+# its vendor's SDK; the litert-lm targets take a keras-hub causal LM (test_a_language_model...)
+TARGETS = {name: t for name, t in LISTED.items() if "parameter" not in t and
+           not any(s["use"] == "export_litert_lm" for s in t["stages"])}
+# the web targets' npm runtimes, where `make web` put them (a user of the wheel names theirs)
+WEB = {"GRAPHFREEZE_WEB_RUNTIMES": str(ROOT / "web" / "node_modules")}
 
 
-def freeze(*args, cwd: Path):
-    return run(FREEZE, *args, cwd=cwd, COLUMNS="200")
+def freeze(*args, cwd: Path, timeout: float = 300):
+    return run(FREEZE, *args, cwd=cwd, timeout=timeout, COLUMNS="200", **WEB)
 
 
 def test_graphfreeze_is_the_installed_wheel(tmp_path):
@@ -35,7 +39,7 @@ def test_graphfreeze_is_the_installed_wheel(tmp_path):
             "  'url': json.loads(d.read_text('direct_url.json') or '{}'),\n"
             "  'extras': {e: bool(u.find_spec(e)) for e in sys.argv[1:]}}))")
     extras = ["tf2onnx", "onnx", "onnxruntime", "tensorflow_model_optimization", "ai_edge_litert",
-              "openvino", "openvino_tokenizers", "ray"]
+              "openvino", "openvino_tokenizers", "ray", "keras_hub", "ai_edge_quantizer"]
     done = run(WHEEL / "bin" / "python", "-c", code, *extras, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
@@ -211,3 +215,20 @@ def test_scan(iris, hostile_models):
     clean, found = json.loads(done.stdout)["files"]
     assert clean["path"] == "." and clean["ok"] is True and clean["kind"] == "checkpoint"
     assert found["ok"] is False and "WriteFile" in json.dumps(found["findings"]), found
+
+
+def test_a_language_model_generates(causal_lms, tmp_path):
+    """The llm extra as installed: a keras-hub GPT-2's .keras to litert-lm-int8, verified by the
+    tokens it generates, then `freeze generate` on it, in the model's folder."""
+    folder = tmp_path / "gpt2"
+    folder.mkdir()
+    shutil.copy(causal_lms / "gpt2" / "model.keras", folder)
+    done = freeze("model.keras", "--target", "litert-lm-int8", "--prefill-lengths", "8",
+                  "--max-cache-len", "24", "--max-new-tokens", "8", cwd=folder, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    check = sidecar(folder / "model.litert-lm-int8.tflite")["verification"]
+    assert check["passed"] and check["token_agreement"] >= 0.5, check
+    made = freeze("generate", "model.litert-lm-int8.tflite", "--prompt-ids", "3,4,5", "--json",
+                  cwd=folder)
+    assert made.returncode == 0, made.stderr[-3000:]
+    assert len(json.loads(made.stdout)["tokens"]) == 32

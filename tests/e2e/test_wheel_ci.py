@@ -1,5 +1,5 @@
 """The CI templates with the real `freeze`: .venv-wheel is what action.yml's install step
-installs (`make test` runs that step as written, extras convert,openvino,ray), and the action's
+installs (`make test` runs that step as written, extras convert,openvino,ray,llm), and the action's
 and GitLab's shell steps run `freeze scan` and `freeze batch` with it on a small manifest, as the
 runner runs them (a workspace outside the checkout, no PYTHONPATH)."""
 
