@@ -112,25 +112,44 @@ def build(registry: Registry, target_names: list[str], stage_options: dict | Non
 
 def check_size(prepared):
     """`prepared` (convert.Prepared) once the weights its outputs need (`Source.weight_bytes`)
-    fit each target's format (`Format.max_bytes`); else one ConfigError, before any work: their
-    size, the limit, and the targets whose formats hold them."""
+    fit what each target takes (`weights_cap`); else one ConfigError, before any work: their
+    size, the limits, and the targets that take them."""
     request, registry = prepared.request, prepared.registry
-    limits = {p.target.name: fmt for p in prepared.plans
-              if (fmt := _format(registry, p.target)) is not None and fmt.max_bytes is not None}
+    limits = {p.target.name: cap for p in prepared.plans
+              if (cap := weights_cap(registry, p.target, p.steps))}
     size = limits and request.outputs and prepared.source.weight_bytes(
         request.source, prepared.source_options, request.outputs, request.inputs)
-    over = [(name, fmt) for name, fmt in limits.items() if size and size > fmt.max_bytes]
+    over: dict[tuple, list[str]] = {}
+    for name, cap in limits.items():
+        if size and size > cap[0]:
+            over.setdefault(cap, []).append(name)
     if not over:
         return prepared
-    names, fmt = ", ".join(name for name, _ in over), over[0][1]
     holders = [t for t in registry.target_names()
-               if (f := _format(registry, registry.target(t))) is not None and
-               (f.max_bytes is None or f.max_bytes >= size)]
+               if _format(registry, target := registry.target(t)) is not None and
+               ((cap := weights_cap(registry, target)) is None or cap[0] >= size)]
+    said = " and ".join(f"the {limit / 2**30:.3g} GiB target{'s' if len(names) > 1 else ''} "
+                        f"{', '.join(names)} can {verb}"
+                        for (limit, verb), names in sorted(over.items(), reverse=True))
     flag = "--outputs " if request.flags else "outputs "
     raise ConfigError(f"{request.source}: the weights {flag}{','.join(request.outputs)} need are "
-                      f"{size / 2**30:.2f} GiB, over the {fmt.max_bytes / 2**30:.3g} GiB target"
-                      f"{'s' if len(over) > 1 else ''} {names} can write; targets that can: "
+                      f"{size / 2**30:.2f} GiB, over {said}; targets that can: "
                       f"{', '.join(holders) or 'none'}")
+
+
+def weights_cap(registry: Registry, target: Target, steps: tuple[Step, ...] | None = None):
+    """(bytes, "write" | "quantize"): the most weight bytes `target` (its planned `steps`, else
+    its own) takes, or None: its format's `max_bytes`, and an export's that quantizes (its
+    quantizer holds the model whole, graph/stand_ins.kept_apart) `apart_bytes`."""
+    fmt = _format(registry, target)
+    found = [(fmt.max_bytes, "write")] if fmt is not None and fmt.max_bytes is not None else []
+    if steps is None:
+        with contextlib.suppress(ConfigError):
+            steps = build(registry, [target.name])[0].steps
+    found += [(step.options.apart_bytes, "quantize") for step in steps or ()
+              if getattr(step.options, "quantize", "none") != "none" and
+              hasattr(step.options, "apart_bytes")]
+    return min(found) if found else None
 
 
 def _format(registry: Registry, target: Target):

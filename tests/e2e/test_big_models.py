@@ -46,6 +46,35 @@ def test_android_is_refused_before_any_work(big, freeze_noted, targets, over):
     assert sorted(os.listdir(big)) == before
 
 
+
+@pytest.mark.parametrize("targets", [("edge-int8",), ("tflite-fp16", "onnx-int8"),
+                                     ("tflite-dynamic", "onnx-fp16")])
+def test_a_quantizing_target_is_refused_before_any_work(big, freeze_noted, targets):
+    """Their quantizers hold the model whole (past the exports' `apart_bytes`): said from the
+    checkpoint's index before the freeze, naming the targets that write it."""
+    from graphfreeze import plan
+    from graphfreeze.registry import Registry
+
+    registry = Registry.default()
+    (limit,) = {plan.weights_cap(registry, registry.target(t)) for t in targets}
+    assert limit[1] == "quantize" and limit[0] < _weights(big), limit
+    before = sorted(os.listdir(big))
+    done, noted = freeze_noted(big, "model.ckpt-1", "--outputs", "probs", "--target",
+                               ",".join(targets), "-o", "out/")
+    assert done.returncode == 6, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    named = f"target{'s' if len(targets) > 1 else ''} {', '.join(targets)}"
+    assert lines[0].startswith("error: model.ckpt-1: the weights --outputs probs need are "
+                               f"{_weights(big) / 2**30:.2f} GiB, over the "
+                               f"{limit[0] / 2**30:.3g} GiB {named} can quantize; targets that "
+                               "can: "), lines[0]
+    holders = lines[0].rsplit(": ", 1)[1].split(", ")
+    assert {"server", "onnx", "tflite", "openvino"} <= set(holders), lines[0]
+    assert not set(targets) & set(holders), lines[0]
+    assert noted == {"tensorflow": False, "children": 0, "python_in_child": False}
+    assert sorted(os.listdir(big)) == before
+
 def test_inspect_lists_the_table_without_reading_it(big):
     """`freeze inspect` (its shapes from the graph's records) names the table and its size
     from the index; its peak memory is a small part of the table's (nothing read whole)."""
