@@ -2,7 +2,8 @@
 built-ins and plugins can declare them without import circles.
 
 - `Stage`: one step of a target (`run(state, options) -> state`).
-- `GraphPass`: one GraphDef rewrite the strip/optimize stages run, in the order their options list.
+- `GraphPass`: one GraphDef rewrite the strip/optimize stages run, in the order their options list
+  (with `PassContext` and `PassResult`: graph/passes/contract.py, here for plugins to import).
 - `Source`: a kind of model on disk (detect, stem, typed options, load, describe, scan).
 - `Target`: a named list of stage uses, from TOML.
 - `Format`: an artifact format (one folder in `formats/`): its export stage, runtime (`open`
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphfreeze.graph.passes.contract import GraphPass, PassContext, PassResult  # noqa: F401
 from graphfreeze.options import NoOptions
 
 BUILTIN = "graphfreeze"
@@ -72,31 +74,6 @@ class Stage:
 def always(_options) -> bool:
     """`Stage.floor` of a stage that never needs TensorFlow in this process."""
     return True
-
-
-@dataclass(frozen=True)
-class PassContext:
-    """What a graph pass knows besides the graph: node names to keep, the flags folded, whether
-    it may edit its input in place (`owned`), a notes dict it may add facts to, and the run's
-    memo (`memo`: a pass that needs TensorFlow sends its work to the run's TensorFlow child
-    through `process.tensorflow_child.call(memo, ...)`)."""
-
-    keep: list[str]
-    flags: dict
-    owned: bool
-    notes: dict
-    memo: dict = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class GraphPass:
-    """`run(graph_def, context) -> graph_def`; returns its input when it changes nothing.
-    Stage options list passes by name (`passes = [...]`); the plan puts each GraphPass in
-    place of its name."""
-
-    name: str
-    run: Callable[[Any, PassContext], Any] = field(repr=False)  # repr: stable across processes
-    summary: str = ""
 
 
 class Source:

@@ -6,6 +6,8 @@ FED_OPS = PLACEHOLDER_OPS[:2]  # placeholders a run must feed (not one with a de
 VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
 SWITCH_OPS = ("Switch", "RefSwitch")
 MERGE_OPS = ("Merge", "RefMerge")
+# v1 control flow's frames (a graph with none left needs no control edges for ordering)
+FRAME_OPS = ("Switch", "RefSwitch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond")
 IF_OPS = ("If", "StatelessIf")
 CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
 # a tf.data iterator's next element: a model_dir's features, where its input_fn fed them

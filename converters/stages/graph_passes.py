@@ -22,7 +22,8 @@ from graphfreeze.plugins import GraphPass, Stage, always
 @dataclass(frozen=True)
 class StripOptions:
     max_rounds: int = 20
-    # run in order, repeated until nothing changes (names; the plan resolves them)
+    # run in order, repeated until no pass says it changed the graph (names; the plan resolves
+    # them; the default order's reasons: graph/passes/builtin.STRIP_PASSES)
     passes: tuple[str | GraphPass, ...] = STRIP_PASSES
     # composite functions (`_implements`, never inlined): "keep" where the export replaces them
     # by their op (the tflite targets), else "refuse" (one line naming them)
@@ -47,11 +48,11 @@ def _strip(state, options: StripOptions):
     if stand_ins:
         raise InputError(refusal(stand_ins, state.model.graph_file, state.target or "this target"))
     if calls:  # bodies that are the computation: inlined, and said
-        from graphfreeze.graph.passes.control_flow import inline_composites
+        from graphfreeze.graph.passes.calls import inline_composites
 
-        graph_def, _ = strip_training(inline_composites(graph_def, state.keep), state.keep,
-                                      state.flags, list(options.passes), options.max_rounds,
-                                      state.memo)
+        graph_def, _ = strip_training(inline_composites(graph_def, state.keep).graph_def,
+                                      state.keep, state.flags, list(options.passes),
+                                      options.max_rounds, state.memo)
         notes = {**notes, "composites_inlined": sorted({f"{c.function} ({c.implements})"
                                                         for c in calls})}
     return graph_def, notes
@@ -70,7 +71,7 @@ def _with_graph(state, graph_def, weights: Weights | None, notes: dict):
 
 @dataclass(frozen=True)
 class OptimizeOptions:
-    passes: tuple[str | GraphPass, ...] = OPTIMIZE_PASSES  # run once, in order
+    passes: tuple[str | GraphPass, ...] = OPTIMIZE_PASSES  # run once, in order (builtin's reasons)
 
 
 def optimize(state, options: OptimizeOptions):

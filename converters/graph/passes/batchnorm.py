@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tensorflow.core.framework import graph_pb2, node_def_pb2
+    from tensorflow.core.framework import node_def_pb2
 
 import numpy as np
 from graphfreeze.graph.consts import HELD, const_value, is_const, make_const
@@ -25,20 +25,22 @@ from graphfreeze.graph.graphdefs import (
     split_tensor,
     with_nodes,
 )
+from graphfreeze.graph.passes.contract import PassResult
 
 LAYER_OPS = ("Conv2D", "DepthwiseConv2dNative", "MatMul")
 BN_OPS = ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3",
           "BatchNormWithGlobalNormalization")
 
 
-def fold_batch_norms(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+def fold_batch_norms(graph_def, keep: list[str]) -> PassResult:
     """Apply the folds until none applies (each sweep does every non-overlapping fold)."""
+    changed = False
     for _ in range(len(graph_def.node) + 1):
         folded = _fold_sweep(graph_def, set(keep))
         if folded is None:
-            return graph_def
-        graph_def = extract(folded, keep, owned=True)
-    return graph_def
+            break
+        graph_def, changed = extract(folded, keep, owned=True), True
+    return PassResult(graph_def, changed)
 
 
 def _fold_sweep(graph_def, keep: set[str]):

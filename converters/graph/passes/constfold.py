@@ -14,8 +14,6 @@ import math
 from graphfreeze.graph.consts import HELD, make_const
 from graphfreeze.graph.fake_quant import FAKE_QUANT_OPS
 from graphfreeze.graph.graphdefs import (
-    GraphDef,
-    extract,
     is_control,
     reachable,
     replace_nodes,
@@ -24,6 +22,8 @@ from graphfreeze.graph.graphdefs import (
     tensor_name,
     topo_order,
 )
+from graphfreeze.graph.passes.contract import PassResult
+from graphfreeze.graph.passes.pruned import pruned
 from graphfreeze.graph.weights import attach
 from graphfreeze.proto.dtypes import RESOURCE, VARIANT, itemsize
 
@@ -51,7 +51,7 @@ def _foldable_op(op: str) -> bool:
 
 
 def fold_constants(graph_def, keep: list[str], owned: bool = False, memo: dict | None = None
-                   ) -> GraphDef:
+                   ) -> PassResult:
     """Replace every non-Const node computable from Consts alone by its value (sizes allowing).
 
     `keep` are output node names: they survive (as Consts if folded) and define what is kept.
@@ -68,7 +68,7 @@ def fold_constants(graph_def, keep: list[str], owned: bool = False, memo: dict |
     candidates = _computable(order, const,
                              lambda node: node.name in needed and _foldable_op(node.op))
     if not candidates:
-        return graph_def
+        return PassResult(graph_def, False)
     read = {(k, 0) for k in keep if k in candidates} | _read_by(
         (n for n in graph_def.node if n.name in needed and n.name not in candidates), candidates)
     # control inputs the sub-graph drops: a candidate waiting for another folds only with it
@@ -78,7 +78,7 @@ def fold_constants(graph_def, keep: list[str], owned: bool = False, memo: dict |
         memo or {}, evaluate, _subgraph(graph_def, order, candidates, const),
         [n.name for n in order if n.name in candidates], sorted(read), controls)
     if not values:
-        return extract(graph_def, keep, owned=owned) if foldable else graph_def
+        return pruned(graph_def, keep, owned) if foldable else PassResult(graph_def, False)
     new_nodes, mapping = [], {}
     for (name, index), value in values:
         new_name = name if index == 0 else f"{name}/output_{index}"
@@ -86,7 +86,7 @@ def fold_constants(graph_def, keep: list[str], owned: bool = False, memo: dict |
         if index != 0:
             mapping[tensor_name(name, index)] = new_name
     graph = rewire(replace_nodes(graph_def, new_nodes, owned=owned), mapping, owned=True)
-    return extract(graph, keep, owned=True)
+    return pruned(graph, keep, owned=True, changed=True)
 
 
 def evaluate(sub, order: list[str], read: list[tuple[str, int]], controls: dict):

@@ -14,17 +14,19 @@ from graphfreeze.graph.composites import composite_functions
 from graphfreeze.graph.function_bodies import map_edges
 from graphfreeze.graph.graphdefs import scopes
 from graphfreeze.graph.ops import CALL_OPS
+from graphfreeze.graph.passes.contract import PassResult
 
 
 def inline_nested(graph_def, owned: bool = False, composites: bool = False):
     """`graph_def` with every library function's calls to other (monomorphic; composite ones only
-    with `composites`) library functions inlined, innermost first; the graph itself untouched."""
+    with `composites`) library functions inlined, innermost first; the graph itself untouched
+    (a PassResult: whether any was)."""
     funcs = {f.signature.name: f for f in graph_def.library.function}
     inlinable = {name for name, f in funcs.items() if not f.signature.attr} - \
         (set() if composites else set(composite_functions(graph_def)))
     pending = [f for f in funcs.values() if any(_callee(n, inlinable) for n in f.node_def)]
     if not pending:
-        return graph_def
+        return PassResult(graph_def, False)
     if not owned:
         graph_def = type(graph_def).FromString(graph_def.SerializeToString())
         funcs = {f.signature.name: f for f in graph_def.library.function}
@@ -38,7 +40,7 @@ def inline_nested(graph_def, owned: bool = False, composites: bool = False):
                 changed = True
         if not changed:
             break
-    return graph_def
+    return PassResult(graph_def, True)
 
 
 def _callee(node, inlinable: set[str]) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from graphfreeze.graph.function_bodies import map_edges
 from graphfreeze.graph.graphdefs import free_name, node_of
+from graphfreeze.graph.passes.contract import PassResult
 
 # op -> (the op it becomes, summary): what inspect counts as convertible for ONNX
 ONNX_REWRITES = {"Erfc": "1 - Erf(x)"}
@@ -59,12 +60,12 @@ def rewrite_for_onnx(graph_def, keep: list[str], owned: bool = False):
     -> MatMuls with DFT matrices (main graph). `owned=True`: edit in place."""
     from graphfreeze.graph.passes.real_dft import rewrite_real_dft
 
-    rewritten = rewrite_real_dft(graph_def, keep, owned)
-    owned, graph_def = owned or rewritten is not graph_def, rewritten
+    graph_def, dft = rewrite_real_dft(graph_def, keep, owned)
+    owned = owned or dft
     functions = [f for f in graph_def.library.function
                  if any(n.op in ONNX_REWRITES for n in f.node_def)]
     if not functions and not any(n.op in ONNX_REWRITES for n in graph_def.node):
-        return graph_def
+        return PassResult(graph_def, dft)
     if not owned:
         copy = type(graph_def)()
         copy.CopyFrom(graph_def)
@@ -78,4 +79,4 @@ def rewrite_for_onnx(graph_def, keep: list[str], owned: bool = False):
         names = {n.name for n in function.node_def if n.op == "Erfc"}
         function.node_def.extend(_rewrite_erfc(function.node_def, taken, in_function=True))
         _renamed_outputs(function, names)
-    return graph_def
+    return PassResult(graph_def, True)

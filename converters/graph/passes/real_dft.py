@@ -21,6 +21,7 @@ whose input's last axis or fft_length is not known, is left as it is.
 from __future__ import annotations
 
 from graphfreeze.graph.graphdefs import consumers, copied, extract, free_name, node_of, nodes_by_name
+from graphfreeze.graph.passes.contract import PassResult
 
 PARTS = ("Real", "Imag", "ComplexAbs")
 
@@ -76,7 +77,7 @@ def rewrite_real_dft(graph_def, keep: list[str], owned: bool = False):
     """Real/Imag/ComplexAbs of an RFFT -> MatMuls with DFT matrices. `owned=True`: in place."""
     del keep  # every rewritten node keeps its name and outputs
     if not any(n.op == "RFFT" for n in graph_def.node):
-        return graph_def
+        return PassResult(graph_def, False)
     by_name = nodes_by_name(graph_def)
     readers = consumers(graph_def)
     found = [n for n in graph_def.node if n.op == "RFFT" and readers.get(n.name) and all(
@@ -86,7 +87,7 @@ def rewrite_real_dft(graph_def, keep: list[str], owned: bool = False):
     found = [n for n in found if sizes.get(n.input[0]) and
              _matrix_bytes(sizes[n.input[0]], _rfft_length(n, by_name)) <= MAX_MATRIX_BYTES]
     if not found:
-        return graph_def
+        return PassResult(graph_def, False)
     if not owned:
         graph_def = copied(graph_def)
         by_name = nodes_by_name(graph_def)
@@ -97,7 +98,7 @@ def rewrite_real_dft(graph_def, keep: list[str], owned: bool = False):
     drop = {rfft.name for rfft in found}
     for k in reversed([k for k, n in enumerate(graph_def.node) if n.name in drop]):
         del graph_def.node[k]
-    return graph_def
+    return PassResult(graph_def, True)
 
 
 def _rewrite(graph_def, rfft, readers, n: int, length: int, taken: set[str]) -> None:

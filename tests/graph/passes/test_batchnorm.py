@@ -36,7 +36,8 @@ def test_fused_batch_norm_folds_into_conv(build, run, layer):
         tf.identity(tf.nn.relu(y), name="y")
 
     graph = build(model)
-    folded = fold_batch_norms(graph, ["y", "x"])
+    folded, changed = fold_batch_norms(graph, ["y", "x"])
+    assert changed
     ops = op_counts(folded)
     assert "FusedBatchNormV3" not in ops and ops["BiasAdd"] == 1
     x = rng.normal(size=(2, 6, 6, 3)).astype(np.float32)
@@ -53,7 +54,7 @@ def test_unfused_batch_norm_after_matmul_folds(build, run):
         tf.identity(h, name="y")
 
     graph = build(model)
-    folded = fold_batch_norms(fold_constants(graph, ["y", "x"]), ["y", "x"])
+    folded = fold_batch_norms(fold_constants(graph, ["y", "x"]).graph_def, ["y", "x"]).graph_def
     ops = op_counts(folded)
     assert set(ops) == {"BiasAdd", "Const", "Identity", "MatMul", "Placeholder"}, ops
     x = rng.normal(size=(3, 5)).astype(np.float32)
@@ -70,7 +71,8 @@ def test_batch_norm_without_a_layer_becomes_mul_add(build, run):
         tf.identity(y, name="y")
 
     graph = build(model)
-    folded = fold_batch_norms(graph, ["y", "x"])
+    folded, changed = fold_batch_norms(graph, ["y", "x"])
+    assert changed
     assert "FusedBatchNormV3" not in op_counts(folded)
     x = rng.normal(size=(1, 4, 4, 2)).astype(np.float32)
     np.testing.assert_allclose(run(folded, {"x:0": x}, "y:0"), run(graph, {"x:0": x}, "y:0"),
@@ -98,7 +100,8 @@ def test_global_normalization_batch_norm_folds(build, run, after, scaled):
         tf.identity(y, name="y")
 
     graph = build(model)
-    folded = fold_batch_norms(graph, ["y", "x"])
+    folded, changed = fold_batch_norms(graph, ["y", "x"])
+    assert changed
     ops = op_counts(folded)
     assert "BatchNormWithGlobalNormalization" not in ops, ops
     assert (ops.get("BiasAdd"), ops.get("Mul")) == ((1, None) if after == "conv" else (None, 1))
@@ -123,7 +126,7 @@ def test_a_weight_the_user_keeps_stays_as_it_was(build, run):
         tf.identity(y, name="y")
 
     graph = build(model)
-    graph = fold_constants(graph, ["y", "x", "w"])  # (w: the Identity over its Const)
+    graph = fold_constants(graph, ["y", "x", "w"]).graph_def  # (w: the Identity over its Const)
     w_before = run(graph, {"x:0": np.zeros((1, 6, 6, 3), np.float32)}, "w:0")
     for own in (False, True):
         weights = Weights()
@@ -134,7 +137,7 @@ def test_a_weight_the_user_keeps_stays_as_it_was(build, run):
                 if node.op == "Const" and node.attr["value"].tensor.tensor_content:
                     value = np.array(node_value(node))
                     weights.hold(node, value, own=own)
-            folded = fold_batch_norms(source, ["y", "x", "w"])
+            folded = fold_batch_norms(source, ["y", "x", "w"]).graph_def
         assert "FusedBatchNormV3" not in op_counts(folded)
         w_node = next(n for n in folded.node if n.name == "w")
         assert w_node.op == "Const"

@@ -37,13 +37,13 @@ def _run(graph_def):
 
 def test_a_composite_stays_a_call_until_inlined_on_purpose():
     from graphfreeze.graph.composites import composite_calls
-    from graphfreeze.graph.passes.control_flow import inline_calls, inline_composites
+    from graphfreeze.graph.passes.calls import inline_calls, inline_composites
 
     graph_def = _frozen("my_scaled_relu")
-    kept = inline_calls(graph_def, ["y", "x"])
+    kept = inline_calls(graph_def, ["y", "x"]).graph_def
     (call,) = composite_calls(kept)
     assert call.implements == "my_scaled_relu" and call.inside and not call.stand_in
-    inlined = inline_composites(kept, ["y", "x"])
+    inlined = inline_composites(kept, ["y", "x"]).graph_def
     assert not composite_calls(inlined) and not _calls(inlined)
     np.testing.assert_allclose(_run(inlined), _run(graph_def))
 
@@ -85,7 +85,7 @@ def test_control_edges_on_an_inlined_call_move_to_its_result(tmp_path):
     chain.node_def.add(name="wait", op="NoOp", input=["^c1"])
     chain.signature.control_output.append("done")
     chain.control_ret["done"] = "c0"
-    out = {f.signature.name: f for f in inline_nested(graph).library.function}["chain"]
+    out = {f.signature.name: f for f in inline_nested(graph).graph_def.library.function}["chain"]
     inputs = {n.name: list(n.input) for n in out.node_def}
     assert inputs == {"wait": ["^c1/inlined/neg"], "c0/inlined/neg": ["a"],
                       "c1/inlined/neg": ["c0/inlined/neg:y:0"]}

@@ -28,7 +28,7 @@ def _graph(in_function: bool):
 def test_erfc_becomes_one_minus_erf_and_matches_tensorflow():
     graph_def = _graph(in_function=False)
     before = graph_def.SerializeToString()
-    out = rewrite_for_onnx(graph_def, ["y"])
+    out = rewrite_for_onnx(graph_def, ["y"]).graph_def
     assert graph_def.SerializeToString() == before  # not owned: the caller's graph untouched
     assert "Erfc" not in op_counts(out) and op_counts(out)["Erf"] == 1
     assert {n.name: n.op for n in out.node}["erfc"] == "Sub"  # consumers keep their input
@@ -40,7 +40,8 @@ def test_erfc_becomes_one_minus_erf_and_matches_tensorflow():
 def test_erfc_inside_a_function_body_is_rewritten_too():
     graph_def = _graph(in_function=True)
     assert op_counts(graph_def, functions=True).get("Erfc") == 1
-    out = rewrite_for_onnx(graph_def, ["y"], owned=True)
+    out, changed = rewrite_for_onnx(graph_def, ["y"], owned=True)
+    assert out is graph_def and changed  # edited in place: only the pass can say it changed it
     assert "Erfc" not in op_counts(out, functions=True)
     (got,) = run_graph_def(out, {"x:0": X}, ["y:0"])
     (want,) = run_graph_def(_graph(in_function=True), {"x:0": X}, ["y:0"])
@@ -54,4 +55,5 @@ def test_a_graph_without_erfc_is_returned_as_is():
     with graph.as_default():
         tf.identity(tf.math.erf(tf.compat.v1.placeholder(tf.float32, [2], name="x")), name="y")
     graph_def = graph.as_graph_def()
-    assert rewrite_for_onnx(graph_def, ["y"]) is graph_def
+    out, changed = rewrite_for_onnx(graph_def, ["y"])
+    assert out is graph_def and not changed

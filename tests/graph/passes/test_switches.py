@@ -3,8 +3,8 @@ import pytest
 import tensorflow as tf
 from graphfreeze.graph.graphdefs import op_counts
 from graphfreeze.graph.passes.builtin import strip_training
-from graphfreeze.graph.passes.control_flow import inline_calls, resolve_switches
 from graphfreeze.graph.passes.flags import fold_flags
+from graphfreeze.graph.passes.switches import resolve_switches
 
 v1 = tf.compat.v1
 
@@ -39,26 +39,11 @@ def test_switch_needs_a_constant_predicate(build):
         graph = build(cond_model)
     finally:
         v1.enable_control_flow_v2()
-    untouched = resolve_switches(graph, ["y", "x"])  # predicate is still a placeholder
-    assert op_counts(untouched) == op_counts(graph)
-    resolved = resolve_switches(fold_flags(graph, {"is_training": True}), ["y", "x"])
+    untouched, changed = resolve_switches(graph, ["y", "x"])  # predicate is still a placeholder
+    assert untouched is graph and not changed
+    resolved, changed = resolve_switches(fold_flags(graph, {"is_training": True}), ["y", "x"])
+    assert changed
     assert "Switch" in op_counts(graph) and "Mul" in op_counts(resolved)
-
-
-def test_function_calls_are_inlined(build, run):
-    @tf.function
-    def double(t):
-        return t * 2.0
-
-    def model():
-        x = v1.placeholder(tf.float32, [3], name="x")
-        tf.identity(double(x), name="y")
-
-    graph = build(model)
-    assert "StatefulPartitionedCall" in op_counts(graph) or "PartitionedCall" in op_counts(graph)
-    inlined = inline_calls(graph, ["y", "x"])
-    assert not {"PartitionedCall", "StatefulPartitionedCall"} & set(op_counts(inlined))
-    np.testing.assert_allclose(run(inlined, {"x:0": [1, 2, 3]}, "y:0"), [2, 4, 6])
 
 
 def test_an_output_only_the_training_branch_computes_is_one_line(sample):

@@ -1,11 +1,8 @@
-"""Resolve control flow whose predicate is now a constant.
-
-v1 `Switch`/`Merge`: the live output of a Switch is wired to its data, everything fed only by the
-dead output is removed, and each Merge becomes an Identity of its one live input.
-v2 `If`/`StatelessIf` with a constant predicate, and plain function calls (`PartitionedCall`),
-are inlined: the chosen branch's body is copied into the graph under the caller's name.
-Composite functions (`_implements`, `graph/composites.py`) are never inlined: a converter
-replaces them by an op, and their body may be a stand-in.
+"""inline_calls: function calls inlined, and v2 `If`/`StatelessIf` with a constant predicate
+(the chosen branch's body copied into the graph under the caller's name), calls inside library
+functions too (`nested_calls`). Composite functions (`_implements`, `graph/composites.py`) are
+never inlined: a converter replaces them by an op, and their body may be a stand-in
+(`inline_composites` inlines them where the body is the computation).
 """
 
 from __future__ import annotations
@@ -13,13 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tensorflow.core.framework import graph_pb2, node_def_pb2
+    from tensorflow.core.framework import node_def_pb2
 
-from graphfreeze.errors import InputError
 from graphfreeze.graph.composites import composite_functions
-from graphfreeze.graph.consts import const_value, make_const
+from graphfreeze.graph.consts import const_value
 from graphfreeze.graph.graphdefs import (
-    extract,
     is_control,
     nodes_by_name,
     replace_nodes,
@@ -27,73 +22,21 @@ from graphfreeze.graph.graphdefs import (
     scopes,
     split_tensor,
     tensor_name,
-    topo_order,
 )
-from graphfreeze.graph.ops import CALL_OPS, IF_OPS, MERGE_OPS, SWITCH_OPS
-
-
-def resolve_switches(graph_def, keep: list[str], owned: bool = False) -> graph_pb2.GraphDef:
-    """Remove the dead side of every Switch whose predicate is a constant.
-
-    `owned=True`: edit `graph_def` in place.
-    """
-    by_name = nodes_by_name(graph_def)
-    mapping: dict[str, str] = {}
-    dead_tensors: set[str] = set()
-    dead_nodes: set[str] = set()
-    resolved: set[str] = set()
-    replaced: dict[str, node_def_pb2.NodeDef] = {}
-    for node in topo_order(graph_def):
-        data = [tensor_name(*split_tensor(i)) for i in node.input if not is_control(i)]
-        controls = [i[1:] for i in node.input if is_control(i)]
-        if node.op in MERGE_OPS:
-            live = [t for t in data if t not in dead_tensors and split_tensor(t)[0] not in dead_nodes]
-            if not live:
-                dead_nodes.add(node.name)
-            elif len(live) < len(data):
-                index = data.index(live[0])
-                replaced[node.name] = _identity(node, live[0])
-                replaced[node.name + "/value_index"] = make_const(node.name + "/value_index", index)
-                mapping[tensor_name(node.name, 1)] = node.name + "/value_index"
-            continue
-        if any(t in dead_tensors or split_tensor(t)[0] in dead_nodes for t in data) or \
-                any(c in dead_nodes for c in controls):
-            dead_nodes.add(node.name)
-            continue
-        if node.op in SWITCH_OPS:
-            pred = const_value(by_name, node.input[1])
-            if pred is None:
-                continue
-            live_index = 1 if bool(pred) else 0
-            mapping[tensor_name(node.name, live_index)] = tensor_name(*split_tensor(node.input[0]))
-            dead_tensors.add(tensor_name(node.name, 1 - live_index))
-            resolved.add(node.name)
-    if not resolved:
-        return graph_def
-    for name in keep:
-        if name in dead_nodes:
-            raise InputError(f"output '{name}' is only computed on the training branch (the "
-                             "flags are folded to inference); give an output inference computes")
-    graph = rewire(replace_nodes(graph_def, list(replaced.values()), owned=owned), mapping,
-                   drop=dead_nodes | resolved, owned=True)
-    return extract(graph, keep, owned=True)
-
-
-def _identity(node, source: str) -> node_def_pb2.NodeDef:
-    new = type(node)(name=node.name, op="Identity", input=[source])
-    new.attr["T"].CopyFrom(node.attr["T"])
-    return new
+from graphfreeze.graph.ops import CALL_OPS, IF_OPS
+from graphfreeze.graph.passes.contract import PassResult
+from graphfreeze.graph.passes.pruned import pruned
 
 
 def inline_calls(graph_def, keep: list[str], owned: bool = False,
-                 composites: bool = False) -> graph_pb2.GraphDef:
+                 composites: bool = False) -> PassResult:
     """Inline function calls (call ops, and nodes whose op is a library function), and `If`s
     whose predicate is a constant (`owned`: in place); calls inside library functions too
     (`nested_calls`). Composite functions only with `composites` (`inline_composites`)."""
     from graphfreeze.graph.passes.nested_calls import inline_nested
 
-    nested = inline_nested(graph_def, owned, composites)
-    graph_def, owned = nested, owned or nested is not graph_def
+    graph_def, nested = inline_nested(graph_def, owned, composites)
+    owned = owned or nested
     by_name = nodes_by_name(graph_def)
     composites = {} if composites else composite_functions(graph_def)
     funcs = {f.signature.name: f for f in graph_def.library.function
@@ -113,7 +56,7 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False,
             chosen[node.name] = node.op
     chosen = {k: v for k, v in chosen.items() if v in funcs}
     if not chosen:
-        return graph_def
+        return PassResult(graph_def, nested)
     taken = scopes(by_name)
     new_nodes: list[node_def_pb2.NodeDef] = []
     mapping: dict[str, str] = {}
@@ -132,10 +75,10 @@ def inline_calls(graph_def, keep: list[str], owned: bool = False,
             mapping[tensor_name(caller, index)] = tensor
     graph = rewire(replace_nodes(graph_def, new_nodes, remove=chosen, owned=owned), mapping,
                    owned=True)
-    return extract(graph, keep, owned=True)
+    return pruned(graph, keep, owned=True, changed=True)
 
 
-def inline_composites(graph_def, keep: list[str]) -> graph_pb2.GraphDef:
+def inline_composites(graph_def, keep: list[str]) -> PassResult:
     """Every call inlined, composite functions' too: for a target without their ops, where the
     body is the computation (TensorFlow's `non_max_suppression_padded_v2`)."""
     return inline_calls(graph_def, keep, composites=True)
