@@ -114,7 +114,8 @@ def job_key(job) -> str:
             "target": plan.target.name, "provider": plan.target.provider,
             "stages": [{"name": s.stage.name, "options": keyed_options(s.options),
                         "provider": prepared.registry.provider("stage", s.stage.name),
-                        "code": _code_digest(s.stage.run)} for s in plan.steps]})
+                        "code": _code_digest(s.stage.run)} for s in plan.steps],
+            "runtimes": _runtimes(prepared.registry, plan)})
     canonical = {
         "source": request.source, "kind": source.name,
         "source_options": repr(prepared.source_options), "unsafe": request.unsafe,
@@ -133,6 +134,17 @@ def job_key(job) -> str:
         "environment": _environment()}
     text = json.dumps(canonical, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _runtimes(registry, plan) -> dict:
+    """Versions of what a target's formats run beyond Python's distributions, each format's
+    `cache_key.versions()` where its folder has one (the web format's npm runtimes)."""
+    found = {}
+    for step in plan.steps:
+        fmt = registry.format_of(step.stage.name)
+        versions = fmt.part("cache_key", "versions") if fmt is not None else None
+        found.update(versions() if versions else {})
+    return found
 
 
 def keyed_options(options) -> str:

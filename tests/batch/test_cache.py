@@ -257,3 +257,25 @@ def test_a_checkout_keys_what_its_pyproject_declares():
     assert (root / "pyproject.toml").is_file()
     names = {requirement.split("=")[0].split(";")[0].strip() for requirement, _ in _declared()}
     assert {"tensorflow", "tf2onnx", "openvino", "openvino-tokenizers", "google-crc32c"} <= names
+
+
+def test_a_web_runtime_upgrade_is_in_the_key(samples, tmp_path, monkeypatch):
+    """The web targets' npm runtimes (their package.json versions) enter the key: an
+    onnxruntime-web upgrade converts again."""
+    modules = tmp_path / "node_modules"
+    for package, version in (("onnxruntime-web", "1.30.0"), ("@litertjs/core", "2.5.3")):
+        (modules / package).mkdir(parents=True)
+        (modules / package / "package.json").write_text(json.dumps({"version": version}))
+    monkeypatch.setenv("GRAPHFREEZE_WEB_RUNTIMES", str(modules))
+    spec = JobSpec("iris", str(samples / "iris" / "model.ckpt-200"),
+                   JobOptions(outputs=("probs",), targets=("web-onnx",), out_dir=str(tmp_path / "d")),
+                   "m.toml:1")
+
+    def key():
+        (job,) = prepare_jobs([spec], Registry.default(plugins=False))
+        return job_key(job)
+
+    before = key()
+    assert key() == before
+    (modules / "onnxruntime-web" / "package.json").write_text(json.dumps({"version": "1.31.0"}))
+    assert key() != before
