@@ -20,6 +20,7 @@ from graphfreeze.batch.results import (
     JobResult,
     Report,
     gpu_lines,
+    job_memory,
     job_time,
     one_line,
     rows,
@@ -58,7 +59,7 @@ _HEAD = ("status", "model", "target", "artifact", "source", "size", "nodes", "ma
 def report_html(report: Report, folder: str = "") -> bytes:
     """The page; artifact links are relative to `folder` (where the page is written)."""
     parts = [_header(report), _budgets(report), _charts(report), _baseline(report),
-             _jobs(report, folder), _gpu(report)]
+             _jobs(report, folder), _generation(report), _gpu(report)]
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
@@ -176,8 +177,47 @@ def _verification(sidecar: dict) -> tuple[str, str]:
     top1 = [m["top1_agreement"] for m in metrics.values() if "top1_agreement" in m]
     accuracy = verification.get("accuracy")
     shown = f"{accuracy['artifact']:.1%} (acc.)" if accuracy else \
-        f"{min(top1):.1%}" if top1 else ""
+        f"{verification['token_agreement']:.1%} (tokens)" if "token_agreement" in verification \
+        else f"{min(top1):.1%}" if top1 else ""
     return (f"{max(diffs):.2g}" if diffs else "", shown)
+
+
+def generation(report: Report) -> list[tuple[str, str, dict]]:
+    """(job, target, cells) of every artifact verified by the tokens it generates (the
+    litert-lm targets): token agreement (and the least wanted), decode tokens/s (the median
+    over the prompts), logits max |diff|, the prompts' lengths and new tokens."""
+    found = []
+    for job in report.jobs:
+        for a in job.artifacts:
+            check = (a.sidecar or {}).get("verification") or {}
+            if "token_agreement" not in check:
+                continue
+            speed = check.get("tokens_per_second")
+            if speed is None:  # (a sidecar written before the median was recorded)
+                speeds = sorted(p["tokens_per_second"] for p in check.get("prompts") or []
+                                if p.get("tokens_per_second") is not None)
+                speed = speeds[len(speeds) // 2] if speeds else None
+            found.append((job.name, a.target, {
+                "token agreement": f"{check['token_agreement']:.1%} (at least "
+                                   f"{check.get('min_token_agreement', 0):.0%})",
+                "decode tokens/s": f"{speed:.0f}" if speed is not None else "",
+                "logits max |diff|": f"{check.get('max_abs_diff', 0):.2g}",
+                "prompts": ", ".join(str(p["prompt_tokens"]) for p in check.get("prompts") or [])
+                + f" tokens, {check.get('new_tokens', '?')} new"}))
+    return found
+
+
+def _generation(report: Report) -> str:
+    """The language models' judgement: greedy generation against the original's."""
+    found = generation(report)
+    if not found:
+        return ""
+    heads = ["model", "target", *found[0][2]]
+    body = "\n".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in (n, t, *cells.values()))
+                     + "</tr>" for n, t, cells in found)
+    return ('<h2 id="generation">Language models: greedy generation against the original'
+            "</h2>\n<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in heads) +
+            f"</tr></thead>\n<tbody>\n{body}\n</tbody></table>\n")
 
 
 def _reduced(reduced, folder: str) -> str:
@@ -257,6 +297,7 @@ def _jobs(report: Report, folder: str) -> str:
         elif not change and {job.name, f"{job.name}/{target}"} & new:
             delta = "new"
         seconds = "" if i in timed else "-" if job.status == NOT_RUN else job_time(job)
+        used = "" if i in timed or not job_memory(job) else f"<br>{e(job_memory(job))}"
         timed.add(i)
         cells = [f'<td class="st">{e(status)}</td>', f"<td>{e(job.name)}</td>",
                  f"<td>{e(target)}</td>", f"<td>{link}</td>", f'<td class="src">{e(job.source)}</td>',
@@ -264,7 +305,7 @@ def _jobs(report: Report, folder: str) -> str:
                  f'<td class="n">{e(str(sidecar.get("node_count", "")))}</td>',
                  f'<td class="n">{e(diff)}</td>', f'<td class="n">{e(top1)}</td>',
                  *([f"<td>{delta}</td>"] if report.baseline is not None else []),
-                 f'<td class="n">{e(seconds)}</td>']
+                 f'<td class="n">{e(seconds)}{used}</td>']
         body.append(f'<tr class="{e(status)}">{"".join(cells)}</tr>')
         if failed and last_failed.get(i) == n:  # a job's error once, under its last failed row
             text = e(one_line(job.error))
@@ -277,8 +318,9 @@ def _jobs(report: Report, folder: str) -> str:
     return (f'<h2 id="jobs">Jobs</h2>\n<table><thead><tr>{head}</tr></thead>\n<tbody>\n'
             + "\n".join(body) + "\n</tbody></table>\n"
             '<p class="note">job time: the whole job (loading the model once, every target), '
-            "shown on the job's first row; a cached job's is the time it took when it was made."
-            "</p>\n")
+            "shown on the job's first row; a cached job's is the time it took when it was made; "
+            "peak: its worker's peak RSS (est.: what was expected from the model's size, "
+            "--max-memory).</p>\n")
 
 
-__all__ = ["report_html", "href"]
+__all__ = ["report_html", "href", "generation"]

@@ -11,6 +11,7 @@ from graphfreeze.batch.results import (
     UNSUCCESSFUL,
     Report,
     gpu_lines,
+    job_memory,
     job_time,
     one_line,
     summary_line,
@@ -52,6 +53,7 @@ def report_md(report: Report) -> bytes:
         out += _baseline(base)
     out += _charts(report)
     out += _all_jobs(report)
+    out += _generation(report)
     gpu = gpu_lines(report)
     if gpu:
         out += ["<details><summary>GPU delegate coverage</summary>", "",
@@ -118,11 +120,26 @@ def _charts(report: Report) -> list[str]:
 
 def _all_jobs(report: Report) -> list[str]:
     out = ["<details><summary>All jobs</summary>", "",
-           "| status | model | targets | time |", "|---|---|---|---|"]
+           "| status | model | targets | time | memory |", "|---|---|---|---|---|"]
     for job in sorted(report.jobs, key=lambda j: (j.status not in UNSUCCESSFUL, j.name)):
         out.append(f"| {job.status} | {cell(job.name)} | {cell(','.join(job.targets) or '-')} "
-                   f"| {job_time(job)} |")
+                   f"| {job_time(job)} | {job_memory(job)} |")
     return out + ["", "</details>", ""]
+
+
+def _generation(report: Report) -> list[str]:
+    """The language models' token agreement and decode tokens/s (report_html.generation)."""
+    from graphfreeze.batch.report_html import generation
+
+    found = generation(report)
+    if not found:
+        return []
+    heads = ["model", "target", *found[0][2]]
+    out = ["**Language models** (greedy generation against the original's):", "",
+           "| " + " | ".join(cell(h) for h in heads) + " |", "|---" * len(heads) + "|"]
+    out += ["| " + " | ".join(cell(v) for v in (n, t, *cells.values())) + " |"
+            for n, t, cells in found]
+    return out + [""]
 
 
 def _reduced(job) -> str:

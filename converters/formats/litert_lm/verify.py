@@ -7,6 +7,7 @@ give the same tokens: their target's `min_token_agreement` is 1) and each step's
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError, RunError, VerificationError
@@ -103,11 +104,13 @@ def run(state, options: GenerationOptions):
         cases.append({"prompt_tokens": len(prompt), "agreement": agree / len(want),
                       "logits_max_abs_diff": diff, "tokens_per_second": free.tokens_per_second()})
     share = same / total
+    speeds = [c["tokens_per_second"] for c in cases if c["tokens_per_second"] is not None]
     logits = metrics(np.concatenate(got), np.concatenate(wanted), share)
     worst = logits["max_abs_diff"]
     report = {"passed": share >= options.min_token_agreement, "token_agreement": share,
               "min_token_agreement": options.min_token_agreement, "max_abs_diff": worst,
               "new_tokens": options.max_new_tokens, "prompts": cases,
+              "tokens_per_second": statistics.median(speeds) if speeds else None,
               "metrics": {"logits": logits}}
     if not report["passed"]:
         raise VerificationError(
