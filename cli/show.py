@@ -171,8 +171,8 @@ def report(data: dict) -> None:
     if data.get("tag_sets"):
         out.print("tag sets: " + "; ".join(",".join(t) for t in data["tag_sets"]), markup=False)
     for sig in data.get("signatures", []):
-        ins = ", ".join(f"{t['key']}={t['name']}" for t in sig["inputs"])
-        outs = ", ".join(f"{t['key']}={t['name']}" for t in sig["outputs"])
+        ins, outs = (", ".join(t["key"] if t["key"] == t["name"] else f"{t['key']}={t['name']}"
+                               for t in sig[role]) for role in ("inputs", "outputs"))
         out.print(f"signature {sig['key']}: {ins} -> {outs}", markup=False)
     table = Table(title="inputs and outputs" if written else "likely inputs and outputs",
                   title_justify="left")

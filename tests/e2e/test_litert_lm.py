@@ -74,6 +74,10 @@ def test_gpt2_float_targets_generate_the_originals_tokens(causal_lms, tmp_path):
         assert [p["prompt_tokens"] for p in check["prompts"]] == [4, 8, 16], check["prompts"]
     assert {d["name"] for d in car["inputs"]} == {"tokens", "input_pos", "kv_cache_k_0",
                                                   "kv_cache_v_0", "kv_cache_k_1", "kv_cache_v_1"}
+    seen = _freeze(folder, "inspect", "model.litert-lm.tflite")
+    assert seen.returncode == 0, seen.stderr[-2000:]
+    assert "signature prefill_8: input_pos, kv_cache_k_0" in seen.stdout, seen.stdout
+    assert "signature decode: input_pos" in seen.stdout and "-> kv_cache_k_0" in seen.stdout
     prompt = [40, 41, 42, 43, 44]
     made = _freeze(folder, "generate", "model.litert-lm.tflite", "--prompt-ids",
                    ",".join(map(str, prompt)), "--max-new-tokens", "6", "--json")

@@ -11,7 +11,8 @@ from graphfreeze.io import storage
 
 
 def describe(path: str) -> dict | None:
-    """{inputs, outputs, op_counts, subgraphs} of the TFLite flatbuffer at `path`; None when
+    """{inputs, outputs, op_counts, subgraphs, and its signatures when it has several (a
+    litert-lm model's prefill_<T> and decode)} of the TFLite flatbuffer at `path`; None when
     the file is not one."""
     if storage.isdir(path) or not is_tflite(storage.read_bytes(path)[:8]):
         return None
@@ -37,4 +38,9 @@ def describe(path: str) -> dict | None:
             builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
             ops[(code.CustomCode() or b"?").decode() if builtin == schema.BuiltinOperator.CUSTOM
                 else names.get(builtin, str(builtin))] += 1
-    return {**io, "op_counts": dict(ops), "subgraphs": model.SubgraphsLength()}
+    signatures = interp.get_signature_list()
+    listed = [{"key": key, **{role: [{"key": k, "name": k} for k in sig[role]]
+                              for role in ("inputs", "outputs")}}
+              for key, sig in sorted(signatures.items())] if len(signatures) > 1 else []
+    return {**io, "op_counts": dict(ops), "subgraphs": model.SubgraphsLength(),
+            **({"signatures": listed} if listed else {})}
