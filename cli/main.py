@@ -26,10 +26,12 @@ import importlib  # noqa: E402
 import click  # noqa: E402
 from graphfreeze import __version__  # noqa: E402
 from graphfreeze.errors import EXIT_CODES  # noqa: E402
+from graphfreeze.process.environment import set_up  # noqa: E402
 from graphfreeze_cli import flags, running  # noqa: E402
 from graphfreeze_cli.running import closed_pipe_ok, quiet_tensorflow, run  # noqa: E402
 
 running.PROGRAM = _PROGRAM
+set_up()  # the environment TensorFlow, OpenVINO and onnxruntime read, before any of them loads
 
 # the commands defined in other modules, imported when run or listed (`freeze scan FILE` imports
 # only graphfreeze_cli.scan): click's documented LazyGroup

@@ -20,7 +20,7 @@ from graphfreeze.graph import inputs as graph_inputs
 from graphfreeze.io import outputs, storage
 from graphfreeze.options import RunOptions, flag_of, parse_options, paths_of
 from graphfreeze.plugins import Source
-from graphfreeze.process import import_check, memory
+from graphfreeze.process import environment, import_check, memory
 from graphfreeze.registry import Registry
 from graphfreeze.sidecar import Sidecar
 from graphfreeze.state import State
@@ -96,6 +96,7 @@ def prepare(request: Request, registry: Registry | None = None) -> Prepared:
     and its options, the output paths (refused if they exist without --force), the size."""
     from graphfreeze.sources.detect import source_for
 
+    environment.set_up()  # (an option check may import TensorFlow)
     registry = registry or Registry.default()
     request = _expanded(request, registry)
     plans = plan.build(registry, list(request.targets), request.stage_options,
@@ -212,6 +213,7 @@ def execute(prepared: Prepared,
     during the renames are delivered once they are done (storage.Transaction.commit)."""
     from graphfreeze.process import tensorflow_child
 
+    environment.set_up()  # (a plan prepared in another process: a batch worker's)
     if prepared.run.report and prepared.reporter is None:  # (before any work)
         raise ConfigError("report: give execute() a Prepared with a reporter, e.g. "
                           "dataclasses.replace(prepared, reporter=graphfreeze.batch.report.one_run)")

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from filelock import FileLock
+from graphfreeze.process.environment import set_up
 
 from tests.model_server import ModelServer
 
 ROOT = Path(__file__).resolve().parent.parent
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # as the CLI sets it (tfmot needs tf_keras)
+set_up()  # the environment a run sets (tf.keras is tf_keras, logs quiet, no telemetry), as the CLI
 
 
 def _shared(tmp_path_factory, name: str) -> Path:

@@ -1,8 +1,8 @@
 """Keep native libraries' start-up chatter (TensorFlow, TFLite, XNNPACK) off stderr.
 
 TF 2.21 and TFLite print some lines from C++ before or outside TF_CPP_MIN_LOG_LEVEL's reach, so
-while they run, file descriptor 2 points at /dev/null. Only when logs are off: the CLI sets
-TF_CPP_MIN_LOG_LEVEL=3 unless --debug.
+while they run, file descriptor 2 points at /dev/null. Only when logs are off: the environment's
+set-up (process/environment.py) sets TF_CPP_MIN_LOG_LEVEL=3 unless the caller (--debug) set it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import contextlib
 import importlib.util  # (here: the finder below must not import while it finds)
 import os
 import warnings
+
+from graphfreeze.process.environment import set_up
 
 
 def logs_off() -> bool:
@@ -39,7 +41,9 @@ def native_stderr_off():
 def import_tensorflow_quietly() -> None:
     """Import TensorFlow with its C++ start-up chatter (oneDNN, CUDA probes) kept off stderr,
     and its Python loggers at errors only (TF 2.21 logs those through absl before
-    TF_CPP_MIN_LOG_LEVEL applies). Nothing to do when logs are on (--debug)."""
+    TF_CPP_MIN_LOG_LEVEL applies), after the environment it reads is set up. Nothing more to do
+    when logs are on (--debug)."""
+    set_up()
     if not logs_off():
         return
     import logging
@@ -55,9 +59,11 @@ def import_tensorflow_quietly() -> None:
 
 def quiet_when_imported() -> None:
     """Have TensorFlow imported as `import_tensorflow_quietly` does whenever something first
-    imports it (a run that needs it only in a stage, or never, does not wait for it up front)."""
+    imports it (a run that needs it only in a stage, or never, does not wait for it up front),
+    the environment it reads set up now."""
     import sys
 
+    set_up()
     if not logs_off() or "tensorflow" in sys.modules or \
             any(isinstance(f, _QuietFinder) for f in sys.meta_path):
         return

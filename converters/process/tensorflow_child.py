@@ -254,11 +254,10 @@ def serve() -> None:
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # what the calls print goes to stderr, never into the replies
     sys.stdout = sys.stderr
-    import graphfreeze  # noqa: F401 -- the environment TensorFlow reads at import
     from graphfreeze.graph import c_library
     from graphfreeze.process.quiet import quiet_when_imported
 
-    quiet_when_imported()
+    quiet_when_imported()  # (and the environment TensorFlow reads at import set up)
     c_library.load()
     # numpy before the calls, which import it at once from two threads otherwise: its modules
     # import each other, so one thread could get one half made ("cannot import name

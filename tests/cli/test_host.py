@@ -2,7 +2,7 @@
 with a fresh HOME and a proxy that traps HTTP(S), every target leaves HOME empty and the trap
 unvisited. (Libraries write there when imported, onnxruntime a device id, Keras a keras.json;
 OpenVINO's converter and onnxruntime also send usage events: io/temporaries and
-graphfreeze/__init__.)"""
+process/environment.)"""
 
 from __future__ import annotations
 
@@ -51,14 +51,15 @@ def test_a_run_leaves_home_empty_and_reaches_no_network(request, tmp_path, case)
 
 
 def users(home) -> dict:
-    """The environment a user's shell gives: this one's, less what importing graphfreeze set."""
+    """The environment a user's shell gives: this one's, less what graphfreeze's set-up set."""
     return {**{k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"},
             "HOME": str(home)}
 
 
 SESSION = """
 import sys, time
-import graphfreeze
+from graphfreeze.process.environment import set_up
+set_up()  # as a run does before it imports onnxruntime
 import numpy as np, onnxruntime
 from onnx import TensorProto, helper
 x, y = (helper.make_tensor_value_info(n, TensorProto.FLOAT, [1]) for n in "xy")
