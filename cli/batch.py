@@ -18,6 +18,10 @@ from graphfreeze_cli.cache import cache_option
 @click.option("--out-dir", metavar="DIR", help="PATH mode: artifacts go to DIR/NAME/ (dist).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Worker processes (default: what cores and memory allow).")
+@click.option("--max-memory", metavar="SIZE", callback=lambda ctx, param, value: _size(value),
+              help="Memory the jobs running at once may take, by each job's estimate from its "
+                   "model's size (e.g. 16G; default: what the machine has available): a job "
+                   "waits until its estimate fits; ray: each task reserves its estimate.")
 @cache_option
 @click.option("--no-cache", is_flag=True, help="Convert everything; read and write no cache.")
 @click.option("--shard", metavar="K/N", callback=lambda ctx, param, value: _shard(value),
@@ -47,9 +51,9 @@ from graphfreeze_cli.cache import cache_option
 @click.option("--reduce", "reduce", is_flag=True,
               help="Reduce each failed job's failure (see freeze reduce); the reports link it.")
 @click.option("--debug", is_flag=True, help="Show tracebacks and TensorFlow logs.")
-def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, no_cache, shard,
-                  timeout, fail_fast, executor, address, resources, report_dir, baseline, fail_on,
-                  benchmark, reduce, debug):
+def batch_command(sources, outputs, inputs, targets, out_dir, jobs, max_memory, cache_dir,
+                  no_cache, shard, timeout, fail_fast, executor, address, resources, report_dir,
+                  baseline, fail_on, benchmark, reduce, debug):
     """Convert many models: a manifest (models.toml) or paths with shared options.
 
     Cached by content (a re-run converts only what changed), sharded for CI matrices, run in
@@ -76,7 +80,7 @@ def batch_command(sources, outputs, inputs, targets, out_dir, jobs, cache_dir, n
     run(lambda: _batch(manifest, None if manifest else list(sources), shared, jobs,
                         None if no_cache else (cache_dir or "default"), shard, timeout,
                         fail_fast, executor, address, resources, report_dir, baseline, fail_on,
-                        {"benchmark": True} if benchmark else None, reduce), debug)
+                        {"benchmark": True} if benchmark else None, reduce, max_memory), debug)
 
 
 def _resources(values: tuple[str, ...]) -> dict[str, float]:
@@ -95,6 +99,18 @@ def _resources(values: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
+def _size(text: str | None) -> int | None:
+    """`--max-memory SIZE` in bytes, checked as the options are read (a usage error, exit 2)."""
+    from graphfreeze.batch.memory import parse_size
+    from graphfreeze.errors import ConfigError
+
+    try:
+        return parse_size(text) if text else None
+    except ConfigError as err:
+        raise click.BadParameter(f"{text!r}: write a size, e.g. 16G, 512M or 1.5GB",
+                                 param_hint="--max-memory") from err
+
+
 def _shard(text: str | None) -> str | None:
     """`--shard K/N`, checked as the options are read (a usage error, exit 2)."""
     from graphfreeze.batch.shards import parse_shard
@@ -110,7 +126,8 @@ def _shard(text: str | None) -> str | None:
 
 
 def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, executor, address,
-           resources, report_dir, baseline, fail_on, stage_options, reduce=False) -> None:
+           resources, report_dir, baseline, fail_on, stage_options, reduce=False,
+           max_memory=None) -> None:
     from graphfreeze import batch
     from graphfreeze.batch.report import end_lines, job_line, summary_line, write_reports
 
@@ -136,7 +153,7 @@ def _batch(manifest, paths, shared, jobs, cache, shard, timeout, fail_fast, exec
                            timeout=timeout, fail_fast=fail_fast, executor=executor,
                            address=address, resources=resources, baseline=baseline,
                            fail_on=tuple(fail_on), stage_options=stage_options, reduce=reduce,
-                           on_result=show)
+                           max_memory=max_memory, on_result=show)
     finally:
         if progress is not None:
             progress.stop()

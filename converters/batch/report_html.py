@@ -297,7 +297,6 @@ def _jobs(report: Report, folder: str) -> str:
         elif not change and {job.name, f"{job.name}/{target}"} & new:
             delta = "new"
         seconds = "" if i in timed else "-" if job.status == NOT_RUN else job_time(job)
-        used = "" if i in timed or not job_memory(job) else f"<br>{e(job_memory(job))}"
         timed.add(i)
         cells = [f'<td class="st">{e(status)}</td>', f"<td>{e(job.name)}</td>",
                  f"<td>{e(target)}</td>", f"<td>{link}</td>", f'<td class="src">{e(job.source)}</td>',
@@ -305,7 +304,7 @@ def _jobs(report: Report, folder: str) -> str:
                  f'<td class="n">{e(str(sidecar.get("node_count", "")))}</td>',
                  f'<td class="n">{e(diff)}</td>', f'<td class="n">{e(top1)}</td>',
                  *([f"<td>{delta}</td>"] if report.baseline is not None else []),
-                 f'<td class="n">{e(seconds)}{used}</td>']
+                 f'<td class="n">{e(f"{seconds} {job_memory(job)}".strip() if seconds else "")}</td>']
         body.append(f'<tr class="{e(status)}">{"".join(cells)}</tr>')
         if failed and last_failed.get(i) == n:  # a job's error once, under its last failed row
             text = e(one_line(job.error))
@@ -318,9 +317,8 @@ def _jobs(report: Report, folder: str) -> str:
     return (f'<h2 id="jobs">Jobs</h2>\n<table><thead><tr>{head}</tr></thead>\n<tbody>\n'
             + "\n".join(body) + "\n</tbody></table>\n"
             '<p class="note">job time: the whole job (loading the model once, every target), '
-            "shown on the job's first row; a cached job's is the time it took when it was made; "
-            "peak: its worker's peak RSS (est.: what was expected from the model's size, "
-            "--max-memory).</p>\n")
+            "shown on the job's first row, with its worker's peak RSS (est.: from the model's size)."
+            "</p>\n")
 
 
 __all__ = ["report_html", "href", "generation"]

@@ -22,6 +22,8 @@ class JobOutcome:
     error: str | None = None
     exit_code: int = 0
     details: dict | None = None
+    peak_memory: int | None = None  # the worker's peak RSS during the job, bytes
+    began: float | None = None  # when the worker began it (epoch seconds)
 
     @property
     def ok(self) -> bool:
@@ -65,6 +67,9 @@ class JobResult:
     details: dict | None = None  # e.g. where a failed verification diverged; broken budgets
     made_seconds: float | None = None  # a cached job: the time it took when it was made
     source_bytes: int | None = None  # the files its source's load reads (a local source)
+    memory_estimate: int | None = None  # bytes it was expected to peak at (batch/memory.py)
+    peak_memory: int | None = None  # its worker's peak RSS, bytes
+    began: float | None = None  # when its worker began it (epoch seconds)
 
     @property
     def budget(self) -> list[dict]:
@@ -157,6 +162,15 @@ def job_time(job: JobResult) -> str:
     if job.made_seconds is not None:  # (an over-budget job may come from the cache too)
         return f"{duration(job.made_seconds)} (cached)"
     return duration(job.seconds)
+
+
+def job_memory(job: JobResult) -> str:
+    """`peak 712 MB (est. 800 MB)` of a job that ran; "" of one that did not."""
+    from graphfreeze.batch.memory import shown
+
+    peak = f"peak {shown(job.peak_memory)}" if job.peak_memory else ""
+    est = f"est. {shown(job.memory_estimate)}" if job.memory_estimate else ""
+    return f"{peak} ({est})" if peak and est else peak or est
 
 
 def title(report: Report) -> str:

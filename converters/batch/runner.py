@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable
 
 from graphfreeze.batch import baseline as baselib
-from graphfreeze.batch import budgets, shards
+from graphfreeze.batch import budgets, memory, shards
 from graphfreeze.batch import jobs as joblib
 from graphfreeze.batch.cache import Cache, Outcome, default_dir, job_key
 from graphfreeze.batch.executors.base import ExecutorOptions
 from graphfreeze.batch.manifest import parse_manifest, specs_from_paths
+from graphfreeze.batch.memory import source_bytes
 from graphfreeze.batch.results import (
     CACHED,
     FAILED,
@@ -41,7 +42,7 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
         address: str | None = None, resources: dict[str, float] | None = None,
         recycle_after: int = 8, registry=None,
         baseline: str | None = None, fail_on: tuple[str, ...] = (),
-        stage_options: dict | None = None, reduce: bool = False,
+        stage_options: dict | None = None, reduce: bool = False, max_memory: int | None = None,
         on_result: Callable[[JobResult], None] = lambda result: None) -> Report:
     """Convert every job of `manifest` (or of `paths` with shared `options`, keyed as in a
     manifest's [defaults]). `cache`: a folder, "default" (~/.cache/graphfreeze) or None.
@@ -49,7 +50,10 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
     budget rules (with the manifest's) a job breaks against it: status over-budget.
     `stage_options`: stage options for every job, over the manifest's (`--benchmark`).
     `address`, `resources`: where Ray runs the jobs (see ExecutorOptions). `reduce`: each
-    failed job's failure reduced (reduce/batch.py), its repro in the job's folder."""
+    failed job's failure reduced (reduce/batch.py), its repro in the job's folder.
+    `max_memory`: the bytes the jobs running at once may take, by their estimates
+    (batch/memory.py; default, local: what the machine has available); a job over it alone is
+    refused before any work."""
     from graphfreeze.registry import Registry
 
     start = time.monotonic()
@@ -100,16 +104,25 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
         else:
             todo.append(job)
     by_name = {job.name: job for job in todo}
+    estimates = {job.name: memory.estimate(job.prepared) for job in todo}
+    budget_bytes = max_memory or (memory.available() if chosen_executor.name == "local" else
+                                  None)  # (Ray's nodes say what they have: its `memory`)
+    if budget_bytes:
+        memory.check(estimates, budget_bytes, {j.name: j.spec.where for j in todo},
+                     max_memory is not None)
 
     def done(name: str, result: JobOutcome, attempts: int) -> None:
         job = by_name[name]
+        measured = {"memory_estimate": estimates[name], "peak_memory": result.peak_memory,
+                    "began": result.began}
         if not result.ok:  # a dead worker's job: the time until it was given up
             seconds = result.seconds or time.monotonic() - dispatched
             finish(JobResult(job.name, job.spec.source, job.request.targets, result.status,
                              seconds, error=result.error, exit_code=result.exit_code,
-                             attempts=attempts, details=result.details))
+                             attempts=attempts, details=result.details, **measured))
             return
-        finished = _committed(job, result.files, OK, result.seconds, attempts)
+        finished = dataclasses.replace(_committed(job, result.files, OK, result.seconds,
+                                                  attempts), **measured)
         if finished.status == OK and store:
             store.store(keys[name], result.files, job=name, seconds=result.seconds)
         finish(finished)
@@ -122,7 +135,8 @@ def run(manifest: str | None = None, paths: list[str] | None = None, options: di
             done(job.name, JobOutcome(FAILED, error=str(err), exit_code=err.exit_code), 0)
     if tasks:
         runner = chosen_executor.create(ExecutorOptions(
-            jobs, timeout, recycle_after, fail_fast, address, tuple((resources or {}).items())))
+            jobs, timeout, recycle_after, fail_fast, address, tuple((resources or {}).items()),
+            budget_bytes, estimates))
         try:
             runner.run(tasks, done)
         except KeyboardInterrupt:
@@ -230,16 +244,3 @@ def _committed(job, outcome: Outcome, status: str, seconds: float, attempts: int
     return JobResult(job.name, job.spec.source, job.request.targets, status, seconds, records,
                      attempts=attempts, made_seconds=outcome.seconds if status == CACHED else None,
                      source_bytes=source_bytes(job.prepared))
-
-
-def source_bytes(prepared) -> int | None:
-    """The size of the files a local source's load reads (convert.Prepared's: the reports chart
-    it against the artifacts); None for a remote source (no round trip for a chart) or one not
-    found."""
-    if storage.is_remote(prepared.request.source):
-        return None
-    try:
-        files = prepared.source.files(prepared.request.source, prepared.source_options)
-        return sum(os.path.getsize(f) for f in files)
-    except (GraphFreezeError, OSError):
-        return None

@@ -16,8 +16,17 @@ from graphfreeze.io import storage
 
 def convert_job(prepared, cwd: str) -> JobOutcome:
     """Execute the driver's plan `prepared` (its paths relative to `cwd`) into a staging folder:
-    a JobOutcome (ok with the files, or failed with one line). Runs in the worker; never
-    raises."""
+    a JobOutcome (ok with the files, or failed with one line), with when it began and the
+    worker's peak RSS during it. Runs in the worker; never raises."""
+    from graphfreeze.batch import memory
+
+    began = time.time()
+    memory.reset_peak()  # (a worker converts many jobs: this one's peak, not the worker's)
+    outcome = _converted(prepared, cwd)
+    return dataclasses.replace(outcome, peak_memory=memory.peak(), began=began)
+
+
+def _converted(prepared, cwd: str) -> JobOutcome:
     from graphfreeze.convert import execute
     from graphfreeze.errors import GraphFreezeError, first_line
 

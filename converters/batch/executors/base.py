@@ -6,7 +6,7 @@ entry-point group `graphfreeze.executors` (a class like these), chosen with `--e
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 if TYPE_CHECKING:
@@ -24,6 +24,10 @@ class ExecutorOptions:
     address: str | None = None  # a cluster to join (ray; default: RAY_ADDRESS, else a local Ray)
     # custom resources each job takes (ray): jobs go to the nodes that have them
     resources: tuple[tuple[str, float], ...] = ()  # e.g. (("tensorflow", 1.0),)
+    # bytes the jobs running at once may take by their estimates (local: a job waits for room;
+    # ray: a local Ray's memory), and each task's estimate by its key (ray: its `memory`)
+    max_memory: int | None = None
+    estimates: dict = field(default_factory=dict)
 
 
 class Executor(Protocol):

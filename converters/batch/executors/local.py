@@ -2,7 +2,9 @@
 
 A worker is recycled after `recycle_after` jobs (TFLiteConverter leaks ~20 MB a call), a job
 over `timeout` seconds is stopped (its worker killed), and a worker that dies (segfault, killed
-for memory) fails only its own job, which is retried once in a fresh worker.
+for memory) fails only its own job, which is retried once in a fresh worker. With `max_memory`,
+a job starts only while its estimate fits beside those of the jobs running (the first waiting
+job that fits; one alone always starts).
 """
 
 from __future__ import annotations
@@ -75,12 +77,14 @@ class LocalExecutor:
     timeout: float | None = None
     recycle_after: int = 8
     fail_fast: bool = False
+    max_memory: int | None = None
+    estimates: dict = field(default_factory=dict)  # task key -> its estimated bytes
     _root: str = field(default="", init=False, repr=False)  # the workers' temp dirs (a run's)
 
     @classmethod
     def create(cls, options: ExecutorOptions) -> LocalExecutor:
         return cls(options.jobs or default_jobs(), options.timeout, options.recycle_after,
-                   options.fail_fast)
+                   options.fail_fast, options.max_memory, options.estimates)
 
     def run(self, tasks: list[tuple], on_done: Callable[[object, JobOutcome, int], None]) -> None:
         """Run each (key, args) task as convert_job(*args); on_done(key, result, attempts)."""
@@ -95,8 +99,10 @@ class LocalExecutor:
             while pending or any(w.task for w in workers):
                 if failed and self.fail_fast:
                     break
-                while pending and (idle := self._idle(workers, context)) is not None:
-                    idle.task, idle.started = pending.popleft(), time.monotonic()
+                while pending and (i := self._fitting(pending, workers)) is not None and \
+                        (idle := self._idle(workers, context)) is not None:
+                    idle.task, idle.started = pending[i], time.monotonic()
+                    del pending[i]
                     idle.conn.send(idle.task[1])
                 busy = [w for w in workers if w.task]
                 ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy],
@@ -139,6 +145,16 @@ class LocalExecutor:
                 for worker in list(workers):
                     self._retire(worker, workers, kill=bool(worker.task))
                 remove(self._root)
+
+    def _fitting(self, pending: deque, workers: list[_Worker]) -> int | None:
+        """The index of the first waiting task whose estimate fits in `max_memory` beside the
+        running ones' (any, when none runs), or None."""
+        using = sum(self.estimates.get(w.task[0], 0) for w in workers if w.task)
+        for i, (key, _, _) in enumerate(pending):
+            if self.max_memory is None or not using or \
+                    using + self.estimates.get(key, 0) <= self.max_memory:
+                return i
+        return None
 
     def _idle(self, workers: list[_Worker], context) -> _Worker | None:
         for worker in [w for w in workers if w.task is None and not w.process.is_alive()]:

@@ -3,7 +3,9 @@ it), or on a local Ray started for the run (bound to 127.0.0.1, stopped at the e
 its session folder (sockets, logs) where it would without graphfreeze: in the user's TMPDIR or
 /tmp/ray, not in the run's private temp dir. Ray retries a task whose worker died once
 (`max_retries=1`) and recycles worker processes (`max_calls`); `--resource NAME=N` sends jobs to
-the nodes that have that custom resource. Artifacts come back to the driver as bytes, so outputs
+the nodes that have that custom resource; each task reserves its job's estimated memory (Ray's
+`memory` resource: a node runs only the jobs its memory holds; a local Ray has --max-memory, or
+what Ray finds). Artifacts come back to the driver as bytes, so outputs
 need no shared filesystem; a node reads the model itself, so the files of a local source (as its
 kind names them: `Source.files`, e.g. a checkpoint prefix's .index, .data-* and .meta) must exist
 on every node at the driver's paths (else the job fails in one line: use gs://)."""
@@ -73,6 +75,7 @@ class RayExecutor:
                         from err
             try:
                 _has_resources(ray, self.options.resources, where)
+                _has_memory(ray, self.options.estimates, where)
             except ConfigError:
                 ray.shutdown()
                 raise
@@ -81,7 +84,12 @@ class RayExecutor:
         with user_tmpdir():  # its session folder (sockets: 107 bytes at most) where Ray puts it
             ray.init(address="local", num_cpus=self.options.jobs or None, include_dashboard=False,
                      log_to_driver=False, logging_level=logging.ERROR,
-                     _node_ip_address="127.0.0.1")
+                     _node_ip_address="127.0.0.1", _memory=self.options.max_memory)
+        try:
+            _has_memory(ray, self.options.estimates, "a local Ray")
+        except ConfigError:
+            ray.shutdown()
+            raise
 
     def _run(self, ray, tasks, on_done) -> None:
         try:
@@ -99,7 +107,9 @@ class RayExecutor:
             while queue or running:
                 while queue and len(running) < limit and not (failed and fail_fast):
                     key, args = queue.pop(0)
-                    running[remote.remote(*args, source_files(*args))] = (key, time.monotonic())
+                    task = remote.options(memory=self.options.estimates[key]) \
+                        if key in self.options.estimates else remote
+                    running[task.remote(*args, source_files(*args))] = (key, time.monotonic())
                 if not running:
                     break
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=self._wait(running))
@@ -210,6 +220,20 @@ def _has_resources(ray, resources: tuple, where: str) -> None:
                 f"--resource {name}={amount:g}: no live node of the Ray cluster ({where}) has it (its "
                 f"custom resources: {', '.join(custom) or 'none'}); start a node with "
                 f"`ray start --address ... --resources '{{\"{name}\": {amount:g}}}'`")
+
+
+def _has_memory(ray, estimates: dict, where: str) -> None:
+    """A one-line ConfigError if a job's estimate is over every live node's memory (Ray
+    would wait forever)."""
+    from graphfreeze.batch.memory import shown
+
+    most = max((node["Resources"].get("memory", 0) for node in ray.nodes() if node.get("Alive")),
+               default=0)
+    for key, size in estimates.items():
+        if size > most:
+            raise ConfigError(f"{key}: needs about {shown(size)} (estimated from its model's "
+                              f"size), over the {shown(int(most))} of memory the largest node of "
+                              f"the Ray cluster ({where}) has; add a node with more")
 
 
 def source_files(prepared, cwd: str) -> list[str]:
