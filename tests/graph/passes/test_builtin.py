@@ -5,7 +5,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from graphfreeze.graph.graphdefs import copied, extract, op_counts, rewire
-from graphfreeze.graph.passes.builtin import builtin_passes, run_passes, strip_training
+from graphfreeze.graph.passes.builtin import (
+    builtin_passes,
+    optimize_for_inference,
+    run_passes,
+    strip_training,
+)
 from graphfreeze.plugins import GraphPass, PassResult
 
 v1 = tf.compat.v1
@@ -83,3 +88,18 @@ def test_devices_cleared_alone_are_a_change(build):
 
 def _builtin(name: str) -> GraphPass:
     return next(p for p in builtin_passes() if p.name == name)
+
+
+@pytest.mark.parametrize("name", [p.name for p in builtin_passes()])
+def test_a_pass_with_nothing_left_to_do_says_unchanged(build, name):
+    """On a stripped and optimized graph every built-in pass returns its input, unchanged (a
+    pass saying changed there would keep strip_training repeating to its max_rounds)."""
+
+    def placed():
+        with tf.device("/cpu:0"):
+            model()
+
+    graph, _ = strip_training(build(placed), ["y", "x"], {})
+    done = optimize_for_inference(graph, ["y", "x"])
+    out, changed = run_passes(done, [_builtin(name)], ["y", "x"], {}, {})
+    assert out is done and not changed
