@@ -10,28 +10,38 @@ from graphfreeze.errors import ConfigError
 
 # a worker with TensorFlow imported, before any model (bench/README: workers' VmHWM 692-734 MB)
 WORKER_BYTES = 750 << 20
-# peak RSS per byte of weights, by target (bench/README, "Issue 46"): the writers that hold
-# weights apart from their converter measured 1.26-1.30x on the 2.1 GiB model (past their
-# `apart_bytes`); the rest, and those under it, hand the converter the whole graph
-APART = 1.4
-FACTORS = {"server": APART, "onnx": APART, "tflite": APART, "openvino": APART}
-WHOLE = 4.0  # others: tflite 3.4x, onnx 5.5x when their converters took the whole graph
-APART_FROM = 1 << 30  # the exports' `apart_bytes`: below it, every converter takes the graph
+# peak RSS per byte of weights beyond a worker's, by target: (weights up to APART_FROM, past
+# it), measured on models/big.py's checkpoint (bench/README, "Issue 46": 0.48 GiB and 2.1 GiB,
+# rounded up). Up to the exports' `apart_bytes` every converter takes the whole graph; past it,
+# the writers that hold weights apart take ~1x (quantizing targets are refused there, android
+# past 2 GiB)
+FACTORS = {"android": (3.0, 3.0), "server": (2.0, 1.4), "tflite": (11.0, 1.4),
+           "onnx": (8.0, 1.4), "openvino": (6.0, 1.4), "tflite-fp16": (12.5, 12.5),
+           "tflite-dynamic": (12.5, 12.5), "edge-int8": (12.5, 12.5), "onnx-fp16": (10.0, 10.0),
+           "onnx-int8": (8.0, 8.0)}
+OTHERS = 12.5  # a target not measured: the largest measured
+# a worker sends its artifacts back as bytes: each read whole, then pickled (twice its size, as
+# big as the weights for a float target): server on the 2.1 GiB model peaked at 4.76 GiB in a
+# worker (2.78 GB alone), 1.4x would have said 3.67
+SENT = 2.0
+APART_FROM = 1 << 30  # the exports' `apart_bytes`
 UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 def estimate(prepared) -> int:
     """The bytes a job (convert.Prepared) is expected to peak at: its worker's, plus its
     weights (`Source.weight_bytes`; else its source's files) times its hungriest target's
-    factor."""
+    factor, or the artifacts' bytes sent back (SENT per target), the larger."""
     request = prepared.request
     weights = prepared.source.weight_bytes(request.source, prepared.source_options,
                                            request.outputs, request.inputs) \
         if request.outputs else None
     if weights is None:
         weights = source_bytes(prepared) or 0
-    factor = max((FACTORS.get(t, WHOLE) if weights > APART_FROM else WHOLE
-                  for t in request.targets), default=WHOLE)
+    past = weights > APART_FROM
+    factor = max((FACTORS[t][past] if t in FACTORS else OTHERS for t in request.targets),
+                 default=OTHERS)
+    factor = max(factor, SENT * len(request.targets))
     return WORKER_BYTES + int(weights * factor)
 
 

@@ -19,8 +19,10 @@ def convert_job(prepared, cwd: str) -> JobOutcome:
     a JobOutcome (ok with the files, or failed with one line), with when it began and the
     worker's peak RSS during it. Runs in the worker; never raises."""
     from graphfreeze.batch import memory
+    from graphfreeze.process.memory import release
 
     began = time.time()
+    release()  # (what an earlier job freed, the files it sent included, back to the system)
     memory.reset_peak()  # (a worker converts many jobs: this one's peak, not the worker's)
     outcome = _converted(prepared, cwd)
     return dataclasses.replace(outcome, peak_memory=memory.peak(), began=began)

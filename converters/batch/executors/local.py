@@ -4,7 +4,8 @@ A worker is recycled after `recycle_after` jobs (TFLiteConverter leaks ~20 MB a 
 over `timeout` seconds is stopped (its worker killed), and a worker that dies (segfault, killed
 for memory) fails only its own job, which is retried once in a fresh worker. With `max_memory`,
 a job starts only while its estimate fits beside those of the jobs running (the first waiting
-job that fits; one alone always starts).
+job that fits; one alone always starts). A worker whose job peaked past twice a fresh worker's
+is retired too: the memory TensorFlow held is not given back (2.1 GB after the 2.1 GiB model).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from multiprocessing.connection import wait
 from typing import ClassVar
 
 from graphfreeze.batch.executors.base import ExecutorOptions
+from graphfreeze.batch.memory import WORKER_BYTES
 from graphfreeze.batch.results import JobOutcome
 
 
@@ -121,7 +123,8 @@ class LocalExecutor:
                             worker.task, worker.done = None, worker.done + 1
                             failed |= not result.ok
                             on_done(key, result, attempt)
-                            if worker.done >= self.recycle_after:
+                            if worker.done >= self.recycle_after or \
+                                    (result.peak_memory or 0) > 2 * WORKER_BYTES:
                                 self._retire(worker, workers)
                             continue
                     if not worker.process.is_alive():
