@@ -12,6 +12,7 @@ import posixpath
 
 from graphfreeze.batch.baseline import fmt_change, size, worse
 from graphfreeze.batch.charts import failed_verification
+from graphfreeze.batch.generation import generation
 from graphfreeze.batch.results import (
     NOT_RUN,
     OK,
@@ -182,31 +183,6 @@ def _verification(sidecar: dict) -> tuple[str, str]:
     return (f"{max(diffs):.2g}" if diffs else "", shown)
 
 
-def generation(report: Report) -> list[tuple[str, str, dict]]:
-    """(job, target, cells) of every artifact verified by the tokens it generates (the
-    litert-lm targets): token agreement (and the least wanted), decode tokens/s (the median
-    over the prompts), logits max |diff|, the prompts' lengths and new tokens."""
-    found = []
-    for job in report.jobs:
-        for a in job.artifacts:
-            check = (a.sidecar or {}).get("verification") or {}
-            if "token_agreement" not in check:
-                continue
-            speed = check.get("tokens_per_second")
-            if speed is None:  # (a sidecar written before the median was recorded)
-                speeds = sorted(p["tokens_per_second"] for p in check.get("prompts") or []
-                                if p.get("tokens_per_second") is not None)
-                speed = speeds[len(speeds) // 2] if speeds else None
-            found.append((job.name, a.target, {
-                "token agreement": f"{check['token_agreement']:.1%} (at least "
-                                   f"{check.get('min_token_agreement', 0):.0%})",
-                "decode tokens/s": f"{speed:.0f}" if speed is not None else "",
-                "logits max |diff|": f"{check.get('max_abs_diff', 0):.2g}",
-                "prompts": ", ".join(str(p["prompt_tokens"]) for p in check.get("prompts") or [])
-                + f" tokens, {check.get('new_tokens', '?')} new"}))
-    return found
-
-
 def _generation(report: Report) -> str:
     """The language models' judgement: greedy generation against the original's."""
     found = generation(report)
@@ -321,4 +297,4 @@ def _jobs(report: Report, folder: str) -> str:
             "</p>\n")
 
 
-__all__ = ["report_html", "href", "generation"]
+__all__ = ["report_html", "href"]

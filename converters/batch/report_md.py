@@ -128,8 +128,8 @@ def _all_jobs(report: Report) -> list[str]:
 
 
 def _generation(report: Report) -> list[str]:
-    """The language models' token agreement and decode tokens/s (report_html.generation)."""
-    from graphfreeze.batch.report_html import generation
+    """The language models' token agreement and decode tokens/s (batch/generation.py)."""
+    from graphfreeze.batch.generation import generation
 
     found = generation(report)
     if not found:

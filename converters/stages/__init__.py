@@ -8,7 +8,13 @@ from graphfreeze.plugins import Stage
 
 
 def builtin_stages() -> list[Stage]:
-    from graphfreeze.stages import benchmark, freeze_variables, graph_passes, verify
+    from graphfreeze.stages import (
+        benchmark,
+        freeze_variables,
+        graph_passes,
+        verify,
+        verify_generation,
+    )
 
     return [freeze_variables.STAGE, graph_passes.STRIP_STAGE, graph_passes.OPTIMIZE_STAGE,
-            verify.STAGE, benchmark.STAGE]
+            verify.STAGE, verify_generation.STAGE, benchmark.STAGE]

@@ -103,6 +103,28 @@ def test_quantized_weights_meet_the_token_agreement(causal_lms, tmp_path, name):
     assert _car(folder, "model.litert-lm-int4.tflite")["block_size"] == 32
 
 
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_onnx_lm_takes_past_key_values_and_generates_the_originals_tokens(causal_lms, tmp_path,
+                                                                          name):
+    """onnx-lm: one graph for the prompt and each new token, onnxruntime-genai's names
+    (past_key_values.<i>.key/value in, present.<i>.key/value out, [1, kv heads, cache, size]),
+    identical tokens to Keras' generate in onnxruntime; `freeze generate` runs it too."""
+    folder = _model(causal_lms, tmp_path, name)
+    done = _freeze(folder, "model.keras", "--target", "onnx-lm", "--max-cache-len", "40",
+                   "--max-new-tokens", "12")
+    assert done.returncode == 0, done.stderr[-3000:]
+    car = _car(folder, "model.onnx")
+    assert car["verification"]["passed"] and car["verification"]["token_agreement"] == 1.0
+    names = {d["name"]: d["shape"] for d in car["inputs"]}
+    layout = car["layout"]
+    assert names["past_key_values.1.value"] == [1, layout["kv_heads"], 40, layout["head_size"]]
+    assert {"input_ids", "position_ids"} <= set(names)
+    assert {d["name"] for d in car["outputs"]} >= {"logits", "present.0.key", "present.1.value"}
+    made = _freeze(folder, "generate", "model.onnx", "--prompt-ids", "7,8,9", "--json")
+    assert made.returncode == 0, made.stderr[-2000:]
+    assert json.loads(made.stdout)["tokens"][:4] == _keras_greedy(folder, [7, 8, 9], 4)
+
+
 def test_no_verify_writes_it_unverified(causal_lms, tmp_path):
     folder = _model(causal_lms, tmp_path, "gpt2")
     done = _freeze(folder, "model.keras", "--target", "litert-lm", "--no-verify",

@@ -49,7 +49,7 @@ def test_inspect_skips_the_format_and_says_so(samples):
 def test_every_built_in_format_declares_what_it_needs():
     formats = {f.name: f for f in Registry.default(plugins=False).formats()}
     assert set(formats) == {"frozen_graph", "saved_model", "tflite", "onnx", "openvino", "web",
-                            "litert_lm"}
+                            "litert_lm", "onnx_lm"}
     assert formats["frozen_graph"].requires == formats["saved_model"].requires == ()
     assert formats["onnx"].extra and formats["tflite"].extra and formats["openvino"].extra
     assert all(f.export.produces == "artifact" and f.open for f in formats.values())

@@ -8,25 +8,23 @@ import dataclasses
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError
-from graphfreeze.formats.litert_lm import layout as layouts
 from graphfreeze.formats.litert_lm.runtime import open_litert_lm
-from graphfreeze.formats.litert_lm.trace import convert, signature_names
-from graphfreeze.formats.litert_lm.verify import STAGE as VERIFY
+from graphfreeze.formats.litert_lm.trace import CACHES, convert, signature_names
 from graphfreeze.formats.litert_lm.weights import BLOCK_SIZES, WEIGHTS, quantized
 from graphfreeze.io.trees import artifact_digest
+from graphfreeze.lm.layout import CacheOptions, of_run, read
+from graphfreeze.lm.step import infos
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Format, Stage
 from graphfreeze.state import Artifact
+from graphfreeze.tensors import TensorInfo
 
 
 @dataclass(frozen=True)
-class LiteRTLMOptions:
+class LiteRTLMOptions(CacheOptions):
     prefill_lengths: tuple[int, ...] = option(
         (128,), flag="--prefill-lengths", metavar="T",
         help="litert-lm: a prefill_<T> signature for each length (repeatable; default 128).")
-    max_cache_len: int | None = option(
-        None, flag="--max-cache-len", metavar="N",
-        help="litert-lm: KV cache length (default: the model's longest sequence).")
     weights: str = option("float32", help="litert-lm: float32, fp16, int8 or int4 weights.")
     block_size: int = option(32, flag="--block-size", metavar="N",
                              help="litert-lm-int4: weights quantized in blocks of 32 or 128.",
@@ -49,8 +47,8 @@ class LiteRTLMOptions:
 
 def run(state, options: LiteRTLMOptions):
     where = state.model.location
-    model = layouts.of_run(state)
-    layout = layouts.read(model, options.max_cache_len, where)
+    model = of_run(state)
+    layout = read(model, options.max_cache_len, where)
     lengths = sorted(set(options.prefill_lengths))
     if lengths[-1] > layout.cache_len:
         raise InputError(f"{where}: prefill length {lengths[-1]} is longer than the cache "
@@ -63,11 +61,13 @@ def run(state, options: LiteRTLMOptions):
     sha256, size = artifact_digest([local])
     signatures = signature_names(lengths)
     facts = {"weights": options.weights, "signatures": signatures, "layout": layout.as_json(),
+             "prompt_lengths": lengths,
              **({"block_size": options.block_size} if options.weights == "int4" else {})}
     summary = (f"signatures {', '.join(signatures)}: tokens [1, T] int32, input_pos [T] int32, "
                f"kv_cache_k_<i>/kv_cache_v_<i> {layout.cache_shape()} {layout.dtype} for "
                f"{layout.layers} layers in and out, logits out",)
-    inputs, outputs = layout.tensors()
+    inputs, outputs = infos(layout, CACHES, (TensorInfo("tokens", "int32", (1, None)),
+                                             TensorInfo("input_pos", "int32", (None,))))
     artifact = Artifact(path=state.output_path, sha256=sha256, size=size, format=FORMAT,
                         inputs=inputs, outputs=outputs, staged=local, facts=facts, summary=summary)
     return dataclasses.replace(state, artifact=artifact)
@@ -79,4 +79,4 @@ STAGE = Stage("export_litert_lm", run, "model", "artifact", LiteRTLMOptions,
 
 
 FORMAT = Format("litert_lm", STAGE, open=open_litert_lm, requires=("ai_edge_litert", "keras_hub",
-                "ai_edge_quantizer"), extra="llm", stages=(VERIFY,))
+                "ai_edge_quantizer"), extra="llm")

@@ -1,18 +1,20 @@
-"""The model's own cached forward pass (keras-hub's `call_with_cache`) traced as LiteRT-LM's
-signatures: `prefill_<T>` for each prefill length and `decode` (T = 1), each taking `tokens`
-[1, T] int32, `input_pos` [T] int32 and every layer's `kv_cache_k_<i>` / `kv_cache_v_<i>`, and
-giving `logits` [1, T, vocab] and the caches updated. Each function is frozen (its weights
-constants, which the converter stores once for all signatures) and converted by TFLiteConverter
-through a SavedModel holding only those signatures."""
+"""The model's own cached forward pass (lm/step.py) traced as LiteRT-LM's signatures:
+`prefill_<T>` for each prefill length and `decode` (T = 1), each taking `tokens` [1, T] int32,
+`input_pos` [T] int32 and every layer's `kv_cache_k_<i>` / `kv_cache_v_<i>`, and giving `logits`
+[1, T, vocab] and the caches updated. Each function is frozen (its weights constants, which the
+converter stores once for all signatures) and converted by TFLiteConverter through a SavedModel
+holding only those signatures."""
 
 from __future__ import annotations
 
 import tempfile
 
 from graphfreeze.errors import InputError, first_line
-from graphfreeze.formats.litert_lm.layout import Layout
+from graphfreeze.lm.layout import Layout
+from graphfreeze.lm.step import Caches, step
 
 DECODE = "decode"
+CACHES = Caches("kv_cache_k_{i}", "kv_cache_v_{i}", "kv_cache_k_{i}", "kv_cache_v_{i}")
 
 
 def signature_names(prefill_lengths) -> list[str]:
@@ -24,33 +26,21 @@ def _specs(layout: Layout, length: int) -> list:
 
     return [tf.TensorSpec([1, length], tf.int32, name="tokens"),
             tf.TensorSpec([length], tf.int32, name="input_pos"),
-            *[tf.TensorSpec(layout.cache_shape(), layout.dtype, name=n)
-              for n in layout.cache_names()]]
+            *[tf.TensorSpec(CACHES.shape(layout), layout.dtype, name=n)
+              for n in CACHES.inputs(layout.layers)]]
 
 
-def _step(model, layout: Layout):
-    """tokens, input_pos, caches -> {logits, caches}: the model's cache stacked as keras-hub
-    holds it ([1, layers, 2, length, heads, size]), one cached step, split back per layer."""
-    import tensorflow as tf
-
-    def step(tokens, input_pos, *caches):
-        pairs = [tf.stack(caches[2 * i:2 * i + 2], axis=1) for i in range(layout.layers)]
-        logits, _, cache = model.call_with_cache(tokens, tf.stack(pairs, axis=1), input_pos[0])
-        out = {"logits": tf.cast(logits, tf.float32)}
-        for i in range(layout.layers):
-            out[f"kv_cache_k_{i}"], out[f"kv_cache_v_{i}"] = cache[:, i, 0], cache[:, i, 1]
-        return out
-    return step
-
-
-def _frozen(step, layout: Layout, length: int):
+def _frozen(run, layout: Layout, length: int):
     """The step at `length`, its variables constants, returning its outputs by name."""
     import tensorflow as tf
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2,
     )
 
-    concrete = tf.function(step, input_signature=_specs(layout, length)).get_concrete_function()
+    def at(tokens, input_pos, *caches):
+        return run(tokens, input_pos[0], *caches)
+
+    concrete = tf.function(at, input_signature=_specs(layout, length)).get_concrete_function()
     names = sorted(concrete.structured_outputs)  # the frozen function's flat order
     frozen = convert_variables_to_constants_v2(concrete)
 
@@ -64,8 +54,8 @@ def convert(model, layout: Layout, prefill_lengths, fp16: bool, where: str) -> b
     """The float (or fp16-weight) `.tflite` with every signature."""
     import tensorflow as tf
 
-    step = _step(model, layout)
-    signatures = {name: _frozen(step, layout, length) for name, length in
+    run = step(model, layout, CACHES)
+    signatures = {name: _frozen(run, layout, length) for name, length in
                   zip(signature_names(prefill_lengths), [*prefill_lengths, 1], strict=True)}
     with tempfile.TemporaryDirectory(prefix="graphfreeze-litert-lm-") as saved:
         tf.saved_model.save(tf.Module(), saved, signatures=signatures,  # frozen: no gradients

@@ -1,8 +1,9 @@
-"""verify_generation: a language model judged as users judge one. Seeded prompts of several
-lengths, greedy generation of N new tokens by the artifact's prefill + decode loop against the
-original Keras model's greedy `generate`: the share of identical tokens (float32 and fp16 must
-give the same tokens: their target's `min_token_agreement` is 1) and each step's logits max
-|diff|, the artifact fed the original's tokens so both see the same sequence."""
+"""verify_generation: a language model judged as users judge one (the litert-lm and onnx-lm
+targets). Seeded prompts of several lengths, greedy generation of N new tokens by the artifact's
+own prefill + decode loop (its session's `generate`) against the original Keras model's greedy
+`generate`: the share of identical tokens (float32 and fp16 must give the same tokens: their
+target's `min_token_agreement` is 1) and each step's logits, the artifact fed the original's
+tokens so both see the same sequence."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import statistics
 from dataclasses import dataclass
 
 from graphfreeze.errors import InputError, RunError, VerificationError
-from graphfreeze.formats.litert_lm.layout import of_run
-from graphfreeze.formats.litert_lm.runtime import Generator
+from graphfreeze.lm.layout import of_run
 from graphfreeze.options import OptionValueError, option
 from graphfreeze.plugins import Stage
 
@@ -36,9 +36,9 @@ class GenerationOptions:
                                    "give a share from 0 to 1")
 
 
-def prompts(layout: dict, prefills: list[int], new_tokens: int, where: str) -> list[list[int]]:
-    """Seeded prompts: a short one and one as long as each prefill length (so every prefill
-    signature runs), each leaving room for the new tokens in the cache."""
+def prompts(layout: dict, lengths, new_tokens: int, where: str) -> list[list[int]]:
+    """Seeded prompts: a short one and one of each length (a litert-lm model's prefill lengths,
+    so every prefill signature runs), each leaving room for the new tokens in the cache."""
     import numpy as np
 
     room = layout["cache_len"] - new_tokens
@@ -46,7 +46,7 @@ def prompts(layout: dict, prefills: list[int], new_tokens: int, where: str) -> l
         raise InputError(f"{where}: --max-cache-len {layout['cache_len']} leaves no room for a "
                          f"prompt and {new_tokens} new tokens; give a longer cache or fewer "
                          "--max-new-tokens")
-    lengths = sorted({min(4, room), *(min(t, room) for t in prefills)})
+    lengths = sorted({min(4, room), *(min(t, room) for t in lengths)})
     rng = np.random.default_rng(SEED)
     return [rng.integers(0, layout["vocab_size"], size=n).tolist() for n in lengths]
 
@@ -87,15 +87,18 @@ def run(state, options: GenerationOptions):
     artifact, where = state.artifact, state.model.location
     model = of_run(state)
     try:
-        generator = Generator(artifact.staged)
+        session = artifact.open()
     except RunError as err:
         raise VerificationError(f"{artifact.path}: {err}; nothing written") from err
     cases, same, total, got, wanted = [], 0, 0, [], []
-    for prompt in prompts(artifact.facts["layout"], generator.prefills, options.max_new_tokens,
-                          where):
+    for prompt in prompts(artifact.facts["layout"], artifact.facts.get("prompt_lengths", (8, 32)),
+                          options.max_new_tokens, where):
         want, want_logits = original(model, prompt, options.max_new_tokens)
-        free = generator.generate(prompt, options.max_new_tokens)
-        forced = generator.generate(prompt, options.max_new_tokens, forced=want)
+        try:
+            free = session.generate(prompt, options.max_new_tokens)
+            forced = session.generate(prompt, options.max_new_tokens, forced=want)
+        except RunError as err:
+            raise VerificationError(f"{artifact.path}: {err}; nothing written") from err
         diff = float(np.max(np.abs(np.stack(forced.logits) - want_logits)))
         agree = sum(a == b for a, b in zip(free.tokens, want, strict=True))
         same, total = same + agree, total + len(want)

@@ -1,5 +1,6 @@
 """A causal language model's KV cache layout, read from the keras-hub model itself: what an app
-allocates (`kv_cache_k_<i>` / `kv_cache_v_<i>`: [1, cache length, kv heads, head size])."""
+allocates for each layer's key and value ([1, cache length, kv heads, head size], in the axes
+its format's convention orders them)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,19 @@ import inspect
 from dataclasses import asdict, dataclass
 
 from graphfreeze.errors import InputError
+from graphfreeze.options import option
 
 # keras-hub's cached forward pass: call_with_cache(token_ids, cache, cache_update_index)
 CACHE_CALL = ("token_ids", "cache", "cache_update_index")
+
+
+@dataclass(frozen=True)
+class CacheOptions:
+    """The KV cache's length, which every generative target's export takes."""
+
+    max_cache_len: int | None = option(
+        None, flag="--max-cache-len", metavar="N",
+        help="litert-lm, onnx-lm: KV cache length (default: the model's longest sequence).")
 
 
 @dataclass(frozen=True)
@@ -25,17 +36,6 @@ class Layout:
     def cache_shape(self) -> list[int]:
         return [1, self.cache_len, self.kv_heads, self.head_size]
 
-    def cache_names(self) -> list[str]:
-        return [f"kv_cache_{kv}_{i}" for i in range(self.layers) for kv in "kv"]
-
-    def tensors(self) -> tuple[tuple, tuple]:
-        """(inputs, outputs) of every signature as TensorInfos, T (the tokens) unknown."""
-        from graphfreeze.tensors import TensorInfo
-
-        caches = [TensorInfo(n, self.dtype, tuple(self.cache_shape())) for n in self.cache_names()]
-        return ((TensorInfo("tokens", "int32", (1, None)), TensorInfo("input_pos", "int32", (None,)),
-                 *caches), (TensorInfo("logits", "float32", (1, None, self.vocab_size)), *caches))
-
     def as_json(self) -> dict:
         return {**asdict(self), "cache_shape": self.cache_shape()}
 
@@ -46,8 +46,8 @@ def causal_lm(model, where: str):
     call = getattr(model, "call_with_cache", None)
     if model is None or call is None or not hasattr(model, "backbone"):
         raise InputError(f"{where}: not a causal language model (a keras-hub CausalLM with "
-                         "call_with_cache); the litert-lm targets take only those: convert it "
-                         "with --target tflite, onnx or another target of `freeze targets`")
+                         "call_with_cache); the litert-lm and onnx-lm targets take only those: "
+                         "convert it with --target tflite, onnx or another of `freeze targets`")
     params = tuple(inspect.signature(call).parameters)[:3]
     if params != CACHE_CALL:
         import keras_hub
@@ -85,7 +85,8 @@ def of_run(state):
     """The loaded keras-hub CausalLM, or one line saying what these targets take."""
     where = state.model.location
     if state.model.kind != "keras":
-        raise InputError(f"{where}: the litert-lm targets take a keras-hub CausalLM's .keras "
-                         f"file (its cached forward pass); a {state.model.kind} model has none "
-                         "to trace: give the .keras file, or convert this with --target tflite")
+        raise InputError(f"{where}: the {state.target} target takes a keras-hub CausalLM's "
+                         f".keras file (its cached forward pass); a {state.model.kind} model has "
+                         "none to trace: give the .keras file, or convert this with --target "
+                         "tflite")
     return causal_lm(getattr(state.model, "keras_model", None), where)
