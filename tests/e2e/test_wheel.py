@@ -19,9 +19,10 @@ pytestmark = pytest.mark.skipif(WHY is not None, reason=str(WHY))
 FREEZE = WHEEL / "bin" / "freeze"
 LISTED = builtin_targets()
 # every target a plain name runs on a checkpoint: a parameter's target (npu-<vendor>:<soc>) needs
-# its vendor's SDK; the litert-lm targets take a keras-hub causal LM (test_a_language_model...)
+# its vendor's SDK; the language-model targets (litert-lm, onnx-lm: verified by generation) take
+# a keras-hub causal LM (test_a_language_model_generates)
 TARGETS = {name: t for name, t in LISTED.items() if "parameter" not in t and
-           not any(s["use"] == "export_litert_lm" for s in t["stages"])}
+           not any(s["use"] == "verify_generation" for s in t["stages"])}
 # the web targets' npm runtimes, where `make web` put them (a user of the wheel names theirs)
 WEB = {"GRAPHFREEZE_WEB_RUNTIMES": str(ROOT / "web" / "node_modules")}
 
