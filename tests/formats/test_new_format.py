@@ -273,7 +273,8 @@ def test_no_module_outside_a_built_in_format_s_folder_names_it():
             for name in formats:
                 if f"formats/{name}/" in rel:
                     continue
-                if module.startswith(f"graphfreeze.formats.{name}") or (
+                if module == f"graphfreeze.formats.{name}" or \
+                        module.startswith(f"graphfreeze.formats.{name}.") or (
                         isinstance(node, ast.Compare) and any(
                             isinstance(c, ast.Constant) and c.value == name
                             for c in [node.left, *node.comparators]) and
