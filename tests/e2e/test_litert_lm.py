@@ -125,14 +125,6 @@ def test_onnx_lm_takes_past_key_values_and_generates_the_originals_tokens(causal
     assert json.loads(made.stdout)["tokens"][:4] == _keras_greedy(folder, [7, 8, 9], 4)
 
 
-def test_no_verify_writes_it_unverified(causal_lms, tmp_path):
-    folder = _model(causal_lms, tmp_path, "gpt2")
-    done = _freeze(folder, "model.keras", "--target", "litert-lm", "--no-verify",
-                   "--prefill-lengths", "8", "--max-cache-len", "16")
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert not _car(folder, "model.tflite").get("verification")  # alone: the plain name
-
-
 def _refused(done: subprocess.CompletedProcess, *words: str) -> None:
     assert done.returncode not in (0, 1), done.stderr[-3000:]
     lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
@@ -174,6 +166,7 @@ def test_generate_refuses_what_it_cannot_run(causal_lms, tmp_path, keras_layers)
     done = _freeze(folder, "model.keras", "--target", "litert-lm,tflite", "--no-verify",
                    "--prefill-lengths", "8", "--max-cache-len", "16")
     assert done.returncode == 0, done.stderr[-3000:]
+    assert not _car(folder, "model.litert-lm.tflite").get("verification")  # --no-verify
     _refused(_freeze(folder, "generate", "model.litert-lm.tflite", "--prompt-ids", "1,500"),
              "500", "vocabulary")
     _refused(_freeze(folder, "generate", "model.litert-lm.tflite", "--prompt-ids", "a"),
