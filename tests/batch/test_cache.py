@@ -20,6 +20,12 @@ from graphfreeze.registry import Registry
 FREEZE = str(Path(sys.executable).with_name("freeze"))
 
 
+def _key(spec):
+    """The cache key of `spec`'s job, prepared afresh (what it hashes is read now)."""
+    (job,) = prepare_jobs([spec], Registry.default(plugins=False))
+    return job_key(job)
+
+
 def test_custom_object_code_is_in_the_key(other_samples, tmp_path, monkeypatch):
     module = tmp_path / "my_layers.py"
     module.write_text("SCALE = 2.0\n")
@@ -29,14 +35,10 @@ def test_custom_object_code_is_in_the_key(other_samples, tmp_path, monkeypatch):
                               out_dir=str(tmp_path / "d")),
                    "m.toml:1")
 
-    def key():
-        (job,) = prepare_jobs([spec], Registry.default(plugins=False))
-        return job_key(job)
-
-    before = key()
-    assert key() == before
+    before = _key(spec)
+    assert _key(spec) == before
     module.write_text("SCALE = 3.0\n")
-    assert key() != before
+    assert _key(spec) != before
     assert "my_layers" not in sys.modules  # found, hashed, never imported
 
 
@@ -271,11 +273,7 @@ def test_a_web_runtime_upgrade_is_in_the_key(samples, tmp_path, monkeypatch):
                    JobOptions(outputs=("probs",), targets=("web-onnx",), out_dir=str(tmp_path / "d")),
                    "m.toml:1")
 
-    def key():
-        (job,) = prepare_jobs([spec], Registry.default(plugins=False))
-        return job_key(job)
-
-    before = key()
-    assert key() == before
+    before = _key(spec)
+    assert _key(spec) == before
     (modules / "onnxruntime-web" / "package.json").write_text(json.dumps({"version": "1.31.0"}))
-    assert key() != before
+    assert _key(spec) != before
