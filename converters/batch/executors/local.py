@@ -44,7 +44,6 @@ def _worker_main(conn, recycle_after: int, folder: str) -> None:
     # every temporary file (staging folders, TensorFlow's autograph modules) goes into `folder`,
     # which the driver removes when this worker ends, however it ends (killed on --timeout)
     os.environ["TMPDIR"] = tempfile.tempdir = folder
-    import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
     from graphfreeze.batch.worker import convert_job
     from graphfreeze.process.quiet import import_tensorflow_quietly
 

@@ -270,7 +270,6 @@ def _missing_on_node(prepared, cwd: str, files: list[str]) -> JobOutcome | None:
 
 def _quiet_convert_job(prepared, cwd: str, files: list[str]) -> JobOutcome:
     """convert_job in a Ray worker, TensorFlow's environment and logs as in a local worker."""
-    import graphfreeze  # noqa: F401 -- sets TensorFlow's environment
     from graphfreeze.batch.worker import convert_job
     from graphfreeze.io.temporaries import private_tempdir
     from graphfreeze.process.quiet import import_tensorflow_quietly
