@@ -26,13 +26,13 @@ def _ids(text: str) -> list[int]:
 @click.option("--json", "as_json", is_flag=True, help="Print the tokens and timings as JSON.")
 @click.option("--debug", is_flag=True, help="Show tracebacks and runtime logs.")
 def generate_command(artifact, prompt_ids, max_new_tokens, as_json, debug):
-    """Run a language-model ARTIFACT (a litert-lm target's, with its sidecar beside it) greedily
-    on --prompt-ids and print the new tokens and decode tokens/s."""
+    """Run a language-model ARTIFACT (a litert-lm or onnx-lm target's, with its sidecar beside
+    it) greedily on --prompt-ids and print the new tokens and decode tokens/s."""
 
     def go():
         import json
 
-        from graphfreeze.errors import InputError, RunError
+        from graphfreeze.errors import ConfigError, InputError, RunError, install_hint
         from graphfreeze.io import storage
         from graphfreeze.registry import Registry
         from graphfreeze.sidecar import read
@@ -43,11 +43,15 @@ def generate_command(artifact, prompt_ids, max_new_tokens, as_json, debug):
         quiet_tensorflow(debug)
         sidecar = read(path)
         fmt = Registry.default().format(sidecar["format"])
-        session = fmt.open(path, *(infos(sidecar[role]) for role in ("inputs", "outputs")))
-        if not hasattr(session, "generate"):
-            raise InputError(f"{artifact}: a {sidecar['target']} artifact, which does not "
-                             "generate; freeze generate runs a litert-lm target's artifact")
+        if fmt.missing():
+            raise ConfigError(f"{artifact}: the {fmt.name} format needs "
+                              f"{', '.join(fmt.missing())}, not installed; {install_hint(fmt.extra)}")
         try:
+            session = fmt.open(path, *(infos(sidecar[role]) for role in ("inputs", "outputs")))
+            if not hasattr(session, "generate"):
+                raise InputError(f"{artifact}: a {sidecar['target']} artifact, which does not "
+                                 "generate; freeze generate runs a litert-lm or onnx-lm target's "
+                                 "artifact")
             made = session.generate(prompt, max_new_tokens)
         except RunError as err:
             raise InputError(f"{artifact}: {err}") from err

@@ -174,3 +174,7 @@ def test_generate_refuses_what_it_cannot_run(causal_lms, tmp_path, keras_layers)
     _refused(_freeze(folder, "generate", "model.tflite", "--prompt-ids", "1,2"),
              "does not generate")
     _refused(_freeze(folder, "generate", "nothing.tflite", "--prompt-ids", "1"), "no sidecar")
+    (folder / "broken.tflite").write_bytes(b"not a flatbuffer")  # beside a litert-lm sidecar
+    shutil.copy(folder / "model.litert-lm.tflite.json", folder / "broken.tflite.json")
+    _refused(_freeze(folder, "generate", "broken.tflite", "--prompt-ids", "1"), "broken.tflite",
+             "LiteRT")
