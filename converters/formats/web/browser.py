@@ -51,7 +51,11 @@ def chromium() -> str:
 
 def chromium_version(path: str) -> str:
     """`chromium --version`'s words, e.g. 'Chromium 156.0.8078.108'."""
-    done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ConfigError(f"{path} --version did not answer ({err}); the web format verifies in "
+                          f"headless Chromium: give a working one in {CHROMIUM_ENV}") from None
     words = done.stdout.split()
     return " ".join(words[:2]) if len(words) >= 2 else path
 
@@ -104,13 +108,16 @@ class Browser:
     def start(self, chromium_path: str) -> Browser:
         """Serve the page and start Chromium on it (it loads the runtime, then waits for the
         model: `load`). ConfigError for a port in use."""
-        port = int(os.environ.get(PORT_ENV) or 0)
+        given = os.environ.get(PORT_ENV) or "0"
+        port = int(given) if given.isdigit() and int(given) < 65536 else None
+        if port is None:
+            raise ConfigError(f"{PORT_ENV}={given}: not a port (0 to 65535); unset it to take a "
+                              "free port")
         try:
             self.server = _Server((HOST, port), _handler(self))
         except OSError as err:
-            if err.errno != errno.EADDRINUSE:
-                raise
-            raise ConfigError(f"{HOST}:{port} ({PORT_ENV}) is in use, so the web format cannot "
+            why = "is in use" if err.errno == errno.EADDRINUSE else f"cannot be bound ({err})"
+            raise ConfigError(f"{HOST}:{port} ({PORT_ENV}) {why}, so the web format cannot "
                               f"serve its page there; free it, or unset {PORT_ENV} to take a free "
                               "port") from None
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -121,10 +128,17 @@ class Browser:
               f"&threads={self.threads}"
         log = open(os.path.join(self.profile, "chromium.log"), "wb")  # noqa: SIM115
         with log:
-            self.process = subprocess.Popen(
-                [chromium_path, *FLAGS, f"--user-data-dir={self.profile}", url],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                env={**os.environ, "TMPDIR": self.profile})
+            try:
+                self.process = subprocess.Popen(
+                    [chromium_path, *FLAGS, f"--user-data-dir={self.profile}", url],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                    env={**os.environ, "TMPDIR": self.profile})
+            except OSError as err:
+                self.close()
+                raise ConfigError(f"{chromium_path} does not start ({err.strerror}); the web "
+                                  "format verifies in headless Chromium: install it (apt-get "
+                                  f"install chromium) or give a working one in {CHROMIUM_ENV}"
+                                  ) from None
         return self
 
     def load(self, model: str) -> dict:
