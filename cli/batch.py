@@ -101,14 +101,17 @@ def _resources(values: tuple[str, ...]) -> dict[str, float]:
 
 def _size(text: str | None) -> int | None:
     """`--max-memory SIZE` in bytes, checked as the options are read (a usage error, exit 2)."""
-    from graphfreeze.batch.memory import parse_size
+    from graphfreeze.batch.cache_admin import parse_size
     from graphfreeze.errors import ConfigError
 
     try:
-        return parse_size(text) if text else None
-    except ConfigError as err:
-        raise click.BadParameter(f"{text!r}: write a size, e.g. 16G, 512M or 1.5GB",
-                                 param_hint="--max-memory") from err
+        size = parse_size(text, "--max-memory") if text else None
+    except ConfigError:
+        size = 0
+    if size is not None and size < 1 << 20:
+        raise click.BadParameter(f"{text!r}: write a size of 1M or more, e.g. 16G, 512M or 1.5GB",
+                                 param_hint="--max-memory")
+    return size
 
 
 def _shard(text: str | None) -> str | None:

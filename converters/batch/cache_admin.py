@@ -39,12 +39,13 @@ class Entry:
     parts: list[str] = dataclasses.field(default_factory=list)  # gs://: object names
 
 
-def parse_size(text: str) -> int:
-    """`10GB`, `500MB`, `1.5G`, `2048` (bytes; KB/MB/GB are 1024-based, as sizes are shown)."""
+def parse_size(text: str, flag: str = "--max-size") -> int:
+    """`10GB`, `500MB`, `1.5G`, `2GiB`, `2048` (bytes; K/M/G/T are 1024-based, as sizes are
+    shown): `freeze cache prune --max-size`, `freeze batch --max-memory`."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
     unit = match and match.group(2).lower()
     if not match or unit not in _UNITS:
-        raise ConfigError(f"--max-size {text}: not a size; use e.g. 10GB, 500MB or 2048 (bytes)")
+        raise ConfigError(f"{flag} {text}: not a size; use e.g. 10GB, 500MB or 2048 (bytes)")
     return int(float(match.group(1)) * _UNITS[unit])
 
 

@@ -4,7 +4,6 @@ budgets and Ray's `memory` resource reserves), and measured as its worker's peak
 from __future__ import annotations
 
 import os
-import re
 
 from graphfreeze.errors import ConfigError
 
@@ -25,7 +24,6 @@ OTHERS = 12.5  # a target not measured: the largest measured
 # worker (2.78 GB alone), 1.4x would have said 3.67
 SENT = 2.0
 APART_FROM = 1 << 30  # the exports' `apart_bytes`
-UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
 def estimate(prepared) -> int:
@@ -70,14 +68,6 @@ def available() -> int | None:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError):
         return None
-
-
-def parse_size(text: str, flag: str = "--max-memory") -> int:
-    """`8G`, `512MiB`, `1.5GB`, `1048576` (bytes); K/M/G/T are powers of 1024."""
-    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", text, re.IGNORECASE)
-    if not found or float(found[1]) <= 0:
-        raise ConfigError(f"{flag} {text!r}: write a size, e.g. 8G, 512M or 1.5GB")
-    return int(float(found[1]) * UNITS[found[2].lower()])
 
 
 def shown(size: int) -> str:
