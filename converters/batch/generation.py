@@ -17,10 +17,6 @@ def generation(report: Report) -> list[tuple[str, str, dict]]:
             if "token_agreement" not in check:
                 continue
             speed = check.get("tokens_per_second")
-            if speed is None:  # (a sidecar written before the median was recorded)
-                speeds = sorted(p["tokens_per_second"] for p in check.get("prompts") or []
-                                if p.get("tokens_per_second") is not None)
-                speed = speeds[len(speeds) // 2] if speeds else None
             found.append((job.name, a.target, {
                 "token agreement": f"{check['token_agreement']:.1%} (at least "
                                    f"{check.get('min_token_agreement', 0):.0%})",
