@@ -7,6 +7,7 @@ from graphfreeze.errors import RunError
 from graphfreeze.lm.generation import GeneratingSession
 
 PAST, PRESENT = "past_key_values.", "present."
+CACHE_TYPES = {"tensor(float)": "float32", "tensor(float16)": "float16", "tensor(double)": "float64"}
 
 
 class Stepper:
@@ -24,6 +25,8 @@ class Stepper:
         inputs = {i.name: i for i in self.session.get_inputs()}
         self.caches = {n: [1 if isinstance(d, str) else d for d in i.shape]
                        for n, i in inputs.items() if n.startswith(PAST)}
+        # the cache's element type, as the model takes it (a float16 Keras model's is float16)
+        self.dtypes = {n: CACHE_TYPES.get(inputs[n].type, "float32") for n in self.caches}
         if not self.caches or "input_ids" not in inputs:
             raise RunError(f"has inputs {', '.join(inputs)}, not input_ids and "
                            "past_key_values.<i>.key/value: not an onnx-lm model")
@@ -35,7 +38,7 @@ class Stepper:
     def start(self) -> None:
         import numpy as np
 
-        self.held = {n: np.zeros(shape, np.float32) for n, shape in self.caches.items()}
+        self.held = {n: np.zeros(shape, self.dtypes[n]) for n, shape in self.caches.items()}
 
     def run(self, tokens: list[int], position: int):
         import numpy as np
