@@ -5,9 +5,8 @@ cache handed from each call to the next, in LiteRT's interpreter."""
 from __future__ import annotations
 
 from graphfreeze.errors import RunError
+from graphfreeze.formats.litert_lm.trace import DECODE
 from graphfreeze.lm.generation import GeneratingSession
-
-DECODE = "decode"
 
 
 class Stepper:
@@ -29,6 +28,9 @@ class Stepper:
         self.decode = self.interpreter.get_signature_runner(DECODE)
         self.caches = {n: d for n, d in self.decode.get_input_details().items()
                        if n.startswith("kv_cache_")}
+        if not self.caches or "logits" not in self.decode.get_output_details():
+            raise RunError("its decode signature has no kv_cache_<i> inputs and logits output: "
+                           "not a litert-lm model")
         self.cache_len = int(next(iter(self.caches.values()))["shape"][1])
         self.vocab_size = int(self.decode.get_output_details()["logits"]["shape"][-1])
         self.held: dict = {}
