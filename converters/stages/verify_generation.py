@@ -23,10 +23,10 @@ SEED = 0
 @dataclass(frozen=True)
 class GenerationOptions:
     max_new_tokens: int = option(32, flag="--max-new-tokens", metavar="N",
-                                 help="litert-lm: tokens generated per prompt to verify.")
+                                 help="litert-lm, onnx-lm: tokens generated per prompt to verify.")
     min_token_agreement: float = option(
         1.0, flag="--min-token-agreement", metavar="SHARE",
-        help="litert-lm: the share of generated tokens that must match the original's "
+        help="litert-lm, onnx-lm: the share of generated tokens that must match the original's "
              "(default 1 for float32/fp16, 0.5 for int8/int4).")
 
     def __post_init__(self):
