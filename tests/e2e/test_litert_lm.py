@@ -171,6 +171,8 @@ def test_generate_refuses_what_it_cannot_run(causal_lms, tmp_path, keras_layers)
              "500", "vocabulary")
     _refused(_freeze(folder, "generate", "model.litert-lm.tflite", "--prompt-ids", "a"),
              "integers")
+    _refused(_freeze(folder, "generate", "model.litert-lm.tflite", "--prompt-ids", "1,2",
+                     "--max-new-tokens", "15"), "2 tokens and 15 new", "cache of 16")
     _refused(_freeze(folder, "generate", "model.tflite", "--prompt-ids", "1,2"),
              "does not generate")
     _refused(_freeze(folder, "generate", "nothing.tflite", "--prompt-ids", "1"), "no sidecar")
