@@ -167,6 +167,9 @@ def test_generate_refuses_what_it_cannot_run(causal_lms, tmp_path, keras_layers)
                    "--prefill-lengths", "8", "--max-cache-len", "16")
     assert done.returncode == 0, done.stderr[-3000:]
     assert not _car(folder, "model.litert-lm.tflite").get("verification")  # --no-verify
+    (folder / "golden").mkdir()
+    _refused(_freeze(folder, "verify", "model.litert-lm.tflite", "--golden", "golden"),
+             "verified by generation", "freeze generate model.litert-lm.tflite")
     _refused(_freeze(folder, "generate", "model.litert-lm.tflite", "--prompt-ids", "1,500"),
              "500", "vocabulary")
     _refused(_freeze(folder, "generate", "model.litert-lm.tflite", "--prompt-ids", "a"),

@@ -67,6 +67,10 @@ def verify_file(path: str, golden_dir: str, registry, stage_options: dict) -> di
     if fmt.missing():
         raise ConfigError(f"{path}: the {fmt.name} format needs {', '.join(fmt.missing())}, not "
                           f"installed; {install_hint(fmt.extra)}")
+    if not any(u.use == "verify" for u in target.stages):  # (litert-lm: by the tokens it makes)
+        raise ConfigError(f"{path}: a {target.name} artifact is not judged on golden outputs "
+                          "(it was verified by generation when written); run it with `freeze "
+                          f"generate {storage.basename(path)} --prompt-ids ...`")
     use = next((u.options for u in target.stages if u.use == "verify"), {})
     options = parse_options(VerifyOptions, {**use, **stage_options}, f"target '{target.name}'",
                             lambda name: flag_of(VerifyOptions, name) if name in stage_options
